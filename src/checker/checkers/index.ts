@@ -1,0 +1,22 @@
+// The registered checkers, one per constraint. Order only decides the order violations are listed in.
+import type { PlanChecker } from '../replay.js';
+import { balanceStatsChecker } from './balance-stats.js';
+import { budgetChecker } from './budget.js';
+import { capacityChecker } from './capacity.js';
+import { concurrencyChecker } from './concurrency.js';
+import { migratabilityChecker } from './migratability.js';
+import { placementChecker } from './placement.js';
+import { sequenceChecker } from './sequence.js';
+import { serverGroupChecker } from './server-groups.js';
+
+/** Factories, since checkers keep state for one replay. */
+export const CHECKERS: ReadonlyArray<() => PlanChecker> = [
+  sequenceChecker,
+  budgetChecker,
+  placementChecker,
+  migratabilityChecker,
+  serverGroupChecker,
+  concurrencyChecker,
+  capacityChecker,
+  balanceStatsChecker,
+];

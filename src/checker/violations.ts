@@ -1,0 +1,62 @@
+// The vocabulary of the plan checker: every way a plan can break a guarantee of formats.md.
+// Codes are stable strings so that scripts and tests can match on them; `detail` is for people.
+
+export const VIOLATION_CODES = [
+  // references (the plan names things the snapshot does not have)
+  'unknown-server',
+  'unknown-host',
+  // sequence (numbering and ordering of steps and waves)
+  'duplicate-aggregate',
+  'steps-not-ordered',
+  'wave-order',
+  'moved-twice-in-wave',
+  'bad-dependency',
+  // guarantee 1: placement of each move
+  'server-not-on-source',
+  'source-down',
+  'destination-not-up',
+  'destination-disabled',
+  'destination-forced-down',
+  'destination-is-source',
+  'zone-mismatch',
+  'aggregate-mismatch',
+  'host-in-wrong-aggregate',
+  // guarantee 2: Placement capacity, in-flight claims included
+  'capacity-exceeded',
+  // guarantee 3: hard server groups
+  'anti-affinity-worse',
+  'affinity-worse',
+  // guarantee 4: concurrency per wave
+  'per-host-concurrency',
+  'global-concurrency',
+  // guarantee 5: servers out of live-migration scope
+  'not-migratable',
+  // guarantee 6: move budget
+  'budget-exceeded',
+  // reported numbers
+  'stats-mismatch',
+  'hosts-freed-mismatch',
+] as const;
+
+export type ViolationCode = (typeof VIOLATION_CODES)[number];
+
+/** Aggregate name used for violations about the plan as a whole (budget, duplicate aggregates). */
+export const WHOLE_PLAN = '*';
+
+export interface Violation {
+  code: ViolationCode;
+  /** The checker that found it: references, sequence, placement, capacity, server-groups, concurrency, migratability, budget, stats. */
+  constraint: string;
+  /** Aggregate the offending move or numbers are listed under; WHOLE_PLAN for plan-wide ones. */
+  aggregate: string;
+  step?: number;
+  wave?: number;
+  server?: string;
+  host?: string;
+  detail: string;
+}
+
+export interface CheckResult {
+  ok: boolean;
+  violations: Violation[];
+}

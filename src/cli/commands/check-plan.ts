@@ -1,0 +1,79 @@
+import type { Command } from 'commander';
+import { type CheckOptions, checkPlan, formatCheckResult } from '../../checker/index.js';
+import { InputError } from '../../errors.js';
+import { readPlan } from '../../formats/plan-file.js';
+import { readSnapshot } from '../../formats/snapshot-file.js';
+import { loadPolicyFile } from '../../policy/load.js';
+
+interface CheckPlanFlags {
+  snapshot: string;
+  plan: string;
+  policy?: string;
+  maxMoves?: string;
+  perHostOutgoing?: string;
+  globalConcurrent?: string;
+  tolerance?: string;
+  json?: boolean;
+}
+
+function parseNumber(flag: string, value: string, integer: boolean): number {
+  const n = Number(value);
+  const valid = integer ? /^\d+$/.test(value) && Number.isSafeInteger(n) : value.trim() !== '' && n >= 0;
+  if (!valid) {
+    throw new InputError([
+      {
+        path: flag,
+        message: integer ? 'expected a non-negative integer' : 'expected a non-negative number',
+        value,
+      },
+    ]);
+  }
+  return n;
+}
+
+/** Limits from the policy file, then flags on top; whatever neither gives comes from the plan's own limits. */
+async function optionsFrom(flags: CheckPlanFlags): Promise<CheckOptions> {
+  const options: CheckOptions = {};
+  if (flags.policy) {
+    const policy = await loadPolicyFile(flags.policy);
+    options.dimensions = policy.dimensions;
+    options.maxMoves = policy.budget.maxMoves;
+    options.perHostOutgoing = policy.concurrency.perHostOutgoing;
+    options.globalConcurrent = policy.concurrency.global;
+  }
+  if (flags.maxMoves !== undefined) options.maxMoves = parseNumber('--max-moves', flags.maxMoves, true);
+  if (flags.perHostOutgoing !== undefined) {
+    options.perHostOutgoing = parseNumber('--per-host-outgoing', flags.perHostOutgoing, true);
+  }
+  if (flags.globalConcurrent !== undefined) {
+    options.globalConcurrent = parseNumber('--global-concurrent', flags.globalConcurrent, true);
+  }
+  if (flags.tolerance !== undefined) options.tolerance = parseNumber('--tolerance', flags.tolerance, false);
+  return options;
+}
+
+export function register(program: Command): void {
+  program
+    .command('check-plan')
+    .description('check a plan against its snapshot, independently of the planner (exit 1 on any violation)')
+    .requiredOption(
+      '--snapshot <file>',
+      'snapshot the plan was made from (aicerine-snapshot/1, .json or .json.gz)',
+    )
+    .requiredOption('--plan <file>', 'plan to check (aicerine-plan/1, .json or .json.gz)')
+    .option('--policy <file>', 'policy file (YAML): its dimensions and limits replace those the plan records')
+    .option('--max-moves <n>', 'move budget for the whole plan')
+    .option('--per-host-outgoing <n>', 'outgoing migrations per source host per wave')
+    .option('--global-concurrent <n>', 'migrations in flight per aggregate per wave')
+    .option('--tolerance <x>', 'allowed relative difference in reported before/after numbers', '1e-6')
+    .option('--json', 'print {"ok", "violations"} as JSON')
+    .action(async (flags: CheckPlanFlags) => {
+      const options = await optionsFrom(flags);
+      const [snapshot, plan] = await Promise.all([readSnapshot(flags.snapshot), readPlan(flags.plan)]);
+      const result = checkPlan(snapshot, plan, options);
+      process.stdout.write(
+        flags.json ? `${JSON.stringify(result, null, 2)}\n` : formatCheckResult(result, plan, flags.plan),
+      );
+      if (!result.ok) process.exitCode = 1;
+    });
+}

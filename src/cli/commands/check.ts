@@ -1,0 +1,51 @@
+// `aicerine check`: preconditions per aggregate; the exit status says whether all hold.
+import type { Command } from 'commander';
+import { formatReport, runChecks } from '../../cloud/check.js';
+import { readSettingsFile } from '../../cloud/config-file.js';
+import { createLogger } from '../../cloud/log.js';
+import { openSession } from '../../cloud/session.js';
+import { parseSiteDeclarations } from '../../cloud/site.js';
+
+interface CheckFlags {
+  cloud?: string;
+  site?: string;
+  historyDays: string;
+  json?: boolean;
+  verbose?: boolean;
+}
+
+export function register(program: Command): void {
+  program
+    .command('check')
+    .description(
+      'check the preconditions Aicerine needs, per aggregate (exit status 1 when one does not hold)',
+    )
+    .option('--cloud <name>', 'cloud in clouds.yaml (default: OS_CLOUD, else the OS_* variables)')
+    .option(
+      '--site <file>',
+      'site declarations (YAML/JSON): maintenance windows, ratio bounds, nova.conf ratios, storage',
+    )
+    .option('--history-days <n>', 'days of os-migrations history to look at', '90')
+    .option('--json', 'print the report as JSON')
+    .option('-v, --verbose', 'log every request (without secrets)')
+    .action(async (flags: CheckFlags) => {
+      const historyDays = Number(flags.historyDays);
+      if (!Number.isFinite(historyDays) || historyDays < 0) {
+        throw new Error(
+          `--history-days: expected a number of days, got ${JSON.stringify(flags.historyDays)}`,
+        );
+      }
+      const site = flags.site
+        ? parseSiteDeclarations(await readSettingsFile(flags.site), flags.site)
+        : undefined;
+      const session = await openSession({
+        ...(flags.cloud ? { load: { cloud: flags.cloud } } : {}),
+        logger: createLogger({ level: flags.verbose ? 'debug' : 'warn' }),
+      });
+      const report = await runChecks(session, { ...(site ? { site } : {}), historyDays });
+      for (const w of report.warnings) process.stderr.write(`warning: ${w}\n`);
+      process.stdout.write(flags.json ? `${JSON.stringify(report, null, 2)}\n` : formatReport(report));
+      process.stderr.write(`${session.stats.summary()}\n`);
+      process.exitCode = report.allHold ? 0 : 1;
+    });
+}

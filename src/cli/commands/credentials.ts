@@ -1,0 +1,106 @@
+// `aicerine credentials`: the access rules, policy.yaml additions and `openstack` commands
+// for Aicerine's reader and actuator application credentials.
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Command } from 'commander';
+import {
+  accessRules,
+  credentialCommands,
+  DEFAULT_PREFIXES,
+  policyRules,
+  policyYaml,
+  prefixFromEndpoint,
+  type ServicePrefixes,
+} from '../../cloud/credentials.js';
+import { openSession } from '../../cloud/session.js';
+
+interface CredentialFlags {
+  project: string;
+  user: string;
+  readerRole: string;
+  actuatorRole: string;
+  computePrefix?: string;
+  placementPrefix?: string;
+  networkPrefix?: string;
+  network: boolean;
+  fromCloud?: boolean;
+  cloud?: string;
+  outputDir?: string;
+}
+
+async function prefixes(flags: CredentialFlags): Promise<ServicePrefixes> {
+  const p: ServicePrefixes = { ...DEFAULT_PREFIXES };
+  if (flags.fromCloud || flags.cloud) {
+    // The catalog's endpoint paths are what the services see as their prefix.
+    const s = await openSession(flags.cloud ? { load: { cloud: flags.cloud } } : {});
+    p.compute = prefixFromEndpoint(await s.service('compute').endpoint());
+    p.placement = prefixFromEndpoint(await s.service('placement').endpoint());
+    if (flags.network) {
+      const net = await s
+        .service('network')
+        .endpoint()
+        .catch(() => undefined);
+      if (net) p.network = `${prefixFromEndpoint(net)}/v2.0`;
+    }
+  }
+  if (flags.computePrefix !== undefined) p.compute = flags.computePrefix;
+  if (flags.placementPrefix !== undefined) p.placement = flags.placementPrefix;
+  if (flags.networkPrefix !== undefined) p.network = flags.networkPrefix;
+  return p;
+}
+
+export function register(program: Command): void {
+  program
+    .command('credentials')
+    .description(
+      'print the access rules, policy.yaml and openstack commands for the reader and actuator credentials',
+    )
+    .option('--project <name>', 'project the Aicerine user works in', 'admin')
+    .option('--user <name>', 'the Aicerine user', 'aicerine')
+    .option('--reader-role <name>', 'dedicated role for reads', 'aicerine-reader')
+    .option(
+      '--actuator-role <name>',
+      'dedicated role for live migration and ratio writes',
+      'aicerine-actuator',
+    )
+    .option(
+      '--compute-prefix <path>',
+      `Nova path prefix as the service sees it (default ${DEFAULT_PREFIXES.compute})`,
+    )
+    .option('--placement-prefix <path>', 'Placement path prefix (default none)')
+    .option('--network-prefix <path>', `Neutron path prefix (default ${DEFAULT_PREFIXES.network})`)
+    .option('--no-network', 'leave Neutron out (no SR-IOV detection)')
+    .option('--from-cloud', 'read the prefixes from the catalog of the configured cloud')
+    .option('--cloud <name>', 'cloud in clouds.yaml for --from-cloud')
+    .option('--output-dir <dir>', 'write the files there instead of printing them')
+    .action(async (flags: CredentialFlags) => {
+      const p = await prefixes(flags);
+      const reader = accessRules('reader', p, flags.network);
+      const actuator = accessRules('actuator', p, flags.network);
+      const roles = { reader: flags.readerRole, actuator: flags.actuatorRole };
+      const policies = policyRules(roles);
+      const files: [string, string][] = [
+        ['reader-access-rules.json', `${JSON.stringify(reader, null, 2)}\n`],
+        ['actuator-access-rules.json', `${JSON.stringify(actuator, null, 2)}\n`],
+        ['nova-policy.yaml', policyYaml(policies.nova ?? {}, 'Nova')],
+        ['placement-policy.yaml', policyYaml(policies.placement ?? {}, 'Placement')],
+      ];
+      if (flags.network) files.push(['neutron-policy.yaml', policyYaml(policies.neutron ?? {}, 'Neutron')]);
+      const dir = flags.outputDir;
+      const commands = credentialCommands({
+        project: flags.project,
+        user: flags.user,
+        roles,
+        readerRulesFile: dir ? join(dir, 'reader-access-rules.json') : 'reader-access-rules.json',
+        actuatorRulesFile: dir ? join(dir, 'actuator-access-rules.json') : 'actuator-access-rules.json',
+      });
+      files.push(['create-credentials.sh', `#!/bin/sh\nset -e\n${commands}`]);
+      if (dir) {
+        await mkdir(dir, { recursive: true });
+        for (const [name, text] of files) await writeFile(join(dir, name), text);
+        process.stdout.write(`wrote ${files.map(([n]) => join(dir, n)).join(', ')}\n`);
+        return;
+      }
+      for (const [name, text] of files) process.stdout.write(`==> ${name} <==\n${text}\n`);
+    });
+}

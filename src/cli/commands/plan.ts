@@ -1,0 +1,44 @@
+import { performance } from 'node:perf_hooks';
+import type { Command } from 'commander';
+import { InputError } from '../../errors.js';
+import { readSnapshot } from '../../formats/snapshot-file.js';
+import { PLAN_MODES, type PlanMode } from '../../model/plan.js';
+import { DEFAULT_POLICY } from '../../policy/defaults.js';
+import { loadPolicyFile } from '../../policy/load.js';
+import { planSnapshot } from '../../planner/index.js';
+import { formatPlan } from '../format-plan.js';
+import { writePlan } from '../../formats/plan-file.js';
+
+export function register(program: Command): void {
+  program
+    .command('plan')
+    .description('plan live migrations for a snapshot (pure: reads files, touches no cloud)')
+    .requiredOption('--snapshot <file>', 'snapshot (aicerine-snapshot/1, .json or .json.gz)')
+    .option('--mode <mode>', 'spread | pack (overrides the policy)')
+    .option('--max-moves <n>', 'move budget for the whole plan (overrides the policy)')
+    .option('--policy <file>', 'policy file (YAML); see docs/policy.md')
+    .option('--json', 'print the plan JSON (aicerine-plan/1) instead of the table')
+    .option('-o, --output <file>', 'also write the plan JSON to this file')
+    .action(async (opts: { snapshot: string; mode?: string; maxMoves?: string; policy?: string; json?: boolean; output?: string }) => {
+      const policy = opts.policy ? await loadPolicyFile(opts.policy) : structuredClone(DEFAULT_POLICY);
+      if (opts.mode !== undefined) policy.mode = parseMode(opts.mode);
+      if (opts.maxMoves !== undefined) policy.budget.maxMoves = parseCount('--max-moves', opts.maxMoves);
+      const snapshot = await readSnapshot(opts.snapshot);
+      const plan = planSnapshot(snapshot, policy, { now: () => performance.now() });
+      if (opts.output) await writePlan(opts.output, plan);
+      process.stdout.write(opts.json ? `${JSON.stringify(plan, null, 2)}\n` : formatPlan(plan));
+    });
+}
+
+export function parseMode(value: string): PlanMode {
+  if ((PLAN_MODES as readonly string[]).includes(value)) return value as PlanMode;
+  throw new InputError([{ path: '--mode', message: `expected one of ${PLAN_MODES.join(', ')}`, value }]);
+}
+
+export function parseCount(flag: string, value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n)) {
+    throw new InputError([{ path: flag, message: 'expected a non-negative integer', value }]);
+  }
+  return n;
+}

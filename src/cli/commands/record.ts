@@ -1,0 +1,86 @@
+// `aicerine record`: a snapshot of the live cloud, written with writeSnapshot.
+import type { Command } from 'commander';
+import { readSettingsFile } from '../../cloud/config-file.js';
+import { createLogger } from '../../cloud/log.js';
+import { parseMetricsPolicy } from '../../cloud/prometheus/policy.js';
+import { recordSnapshot } from '../../cloud/record.js';
+import { openSession } from '../../cloud/session.js';
+import { parseStoragePolicy } from '../../cloud/storage.js';
+import { writeSnapshot } from '../../formats/snapshot-file.js';
+
+interface RecordFlags {
+  cloud?: string;
+  prometheus?: string;
+  metrics?: string;
+  storage?: string;
+  historyDays: string;
+  neutron: boolean;
+  output: string;
+  verbose?: boolean;
+}
+
+/** A one-line progress bar on a terminal; nothing when stderr is a pipe or a file. */
+function progressBar(stream: NodeJS.WriteStream): (step: string, done: number, total: number) => void {
+  if (!stream.isTTY) return () => {};
+  return (step, done, total) => {
+    const width = 24;
+    const filled = Math.round((done / total) * width);
+    stream.write(
+      `\r[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${done}/${total} ${step.padEnd(14)}`,
+    );
+    if (done === total) stream.write('\n');
+  };
+}
+
+export function register(program: Command): void {
+  program
+    .command('record')
+    .description('record a snapshot (aicerine-snapshot/1) of a live OpenStack cloud')
+    .option('--cloud <name>', 'cloud in clouds.yaml (default: OS_CLOUD, else the OS_* variables)')
+    .option('--prometheus <url>', 'Prometheus to read measured loads from')
+    .option(
+      '--metrics <file>',
+      'metrics policy (YAML/JSON): PromQL per dimension; default: node + libvirt exporters',
+    )
+    .option(
+      '--storage <file>',
+      'storage policy (YAML/JSON): {default: shared|local, aggregates: {name: shared|local}}',
+    )
+    .option('--history-days <n>', 'days of os-migrations history to include', '30')
+    .option('--no-neutron', 'do not read Neutron ports (SR-IOV left unknown)')
+    .option('-v, --verbose', 'log every request (without secrets)')
+    .requiredOption('-o, --output <file>', 'snapshot file to write (.json or .json.gz)')
+    .action(async (flags: RecordFlags) => {
+      const historyDays = Number(flags.historyDays);
+      if (!Number.isFinite(historyDays) || historyDays < 0) {
+        throw new Error(
+          `--history-days: expected a number of days, got ${JSON.stringify(flags.historyDays)}`,
+        );
+      }
+      const metricsPolicy = flags.metrics
+        ? parseMetricsPolicy(await readSettingsFile(flags.metrics), flags.metrics)
+        : undefined;
+      const storage = flags.storage
+        ? parseStoragePolicy(await readSettingsFile(flags.storage), flags.storage)
+        : undefined;
+      const session = await openSession({
+        ...(flags.cloud ? { load: { cloud: flags.cloud } } : {}),
+        ...(flags.prometheus ? { prometheusUrl: flags.prometheus } : {}),
+        logger: createLogger({ level: flags.verbose ? 'debug' : 'warn' }),
+      });
+      const result = await recordSnapshot(session, {
+        ...(metricsPolicy ? { metricsPolicy } : {}),
+        ...(storage ? { storage } : {}),
+        historyDays,
+        neutron: flags.neutron ? 'auto' : 'never',
+        onProgress: progressBar(process.stderr),
+      });
+      await writeSnapshot(flags.output, result.snapshot);
+      for (const w of result.warnings) process.stderr.write(`warning: ${w}\n`);
+      const s = result.snapshot;
+      process.stdout.write(
+        `${flags.output}: ${s.hosts.length} hosts, ${s.servers.length} servers, ${s.serverGroups.length} server groups, ${s.migrationHistory?.length ?? 0} past migrations\n`,
+      );
+      process.stdout.write(`${session.stats.summary()}\n`);
+    });
+}

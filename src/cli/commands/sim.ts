@@ -1,0 +1,82 @@
+// `aicerine sim`: a simulated OpenStack (Keystone, Nova, Placement, Prometheus) on loopback.
+import type { Command } from 'commander';
+import { cloudsYaml, envExports } from '../../sim/connect-info.js';
+import { startSimServer } from '../../sim/http/server.js';
+import { type LoadChoice, setupSim } from '../../sim/setup.js';
+
+interface SimFlags {
+  snapshot?: string;
+  synth?: string;
+  port: string;
+  speed: string;
+  load: string;
+  trace?: string;
+  password: string;
+  maxLiveMigrations?: string;
+  verbose?: boolean;
+}
+
+const LOADS: LoadChoice[] = ['auto', 'trace', 'generated', 'static'];
+
+export function register(program: Command): void {
+  program
+    .command('sim')
+    .description('serve a simulated OpenStack cloud (Keystone, Nova, Placement, Prometheus) on 127.0.0.1')
+    .option('--snapshot <file>', 'seed the cloud from a snapshot (.json or .json.gz)')
+    .option('--synth <spec>', 'seed a synthetic cloud: hosts,servers,groups,seed[,aggregates[,disabled]]')
+    .option('--port <n>', 'TCP port (0: any free port)', '8790')
+    .option('--speed <x>', 'virtual seconds per real second', '1')
+    .option('--load <model>', `load model: ${LOADS.join(' | ')} (auto: Bitbrains traces if found)`, 'auto')
+    .option('--trace <file>', 'Bitbrains hourly CSV for --load trace/auto')
+    .option('--password <pw>', 'password of the users admin and demo', 'secret')
+    .option('--max-live-migrations <n>', 'default max_concurrent_live_migrations per host', '1')
+    .option('-v, --verbose', 'log every request')
+    .action(async (flags: SimFlags) => {
+      const port = Number(flags.port);
+      if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port: expected 0..65535, got ${flags.port}`);
+      const speed = Number(flags.speed);
+      if (!Number.isFinite(speed) || speed < 0) throw new Error(`--speed: expected a number >= 0, got ${flags.speed}`);
+      if (!LOADS.includes(flags.load as LoadChoice)) throw new Error(`--load: expected ${LOADS.join(', ')}, got ${flags.load}`);
+      const maxLm = Number(flags.maxLiveMigrations);
+      if (!Number.isInteger(maxLm) || maxLm < 1) {
+        throw new Error(`--max-live-migrations: expected an integer >= 1, got ${flags.maxLiveMigrations}`);
+      }
+      const { cloud } = await setupSim({
+        snapshotFile: flags.snapshot,
+        synth: flags.synth,
+        speed,
+        load: flags.load as LoadChoice,
+        tracePath: flags.trace,
+        maxConcurrentLiveMigrations: maxLm,
+      });
+      const handle = await startSimServer({
+        cloud,
+        password: flags.password,
+        port,
+        ...(flags.verbose ? { log: (l: string) => process.stderr.write(`${l}\n`) } : {}),
+      });
+      const info = {
+        authUrl: handle.authUrl,
+        password: flags.password,
+        cloudName: 'aicerine-sim',
+        prometheusUrl: `${handle.url}/prometheus`,
+        controlUrl: `${handle.url}/sim`,
+      };
+      const out = process.stdout;
+      out.write(
+        `aicerine sim: ${cloud.hosts.length} hosts, ${cloud.servers.length} servers, ${cloud.aggregates.length} aggregates, ` +
+          `${cloud.groups.length} server groups; load: ${cloud.load.description}; speed x${speed}\n\n`,
+      );
+      out.write(`# clouds.yaml\n${cloudsYaml(info)}\n# or the environment\n${envExports(info)}\n`);
+      out.write(`Prometheus: ${info.prometheusUrl}   (aicerine record --prometheus ${info.prometheusUrl})\n`);
+      out.write(`Control:    ${info.controlUrl}/status, /sim/clock, /sim/faults, /sim/migration-failures, /sim/hosts/NAME (docs/simulator.md)\n`);
+      out.write('Ctrl-C stops it.\n');
+      await new Promise<void>((resolve) => {
+        const stop = (): void => {
+          handle.close().then(resolve, resolve);
+        };
+        process.once('SIGINT', stop);
+        process.once('SIGTERM', stop);
+      });
+    });
+}

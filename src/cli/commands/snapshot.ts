@@ -1,0 +1,127 @@
+import type { Command } from 'commander';
+import { InputError } from '../../errors.js';
+import { readJsonFile } from '../../formats/json-file.js';
+import { writeSnapshot } from '../../formats/snapshot-file.js';
+import type { Snapshot } from '../../model/snapshot.js';
+import { importBitbrains } from '../../snapshot/import-bitbrains.js';
+import { importVmr2lWithWarnings } from '../../snapshot/import-vmr2l.js';
+import { synthesizeSnapshot } from '../../snapshot/synth.js';
+import { loadBitbrains } from '../../traces/bitbrains.js';
+
+interface SynthFlags {
+  hosts: string;
+  servers: string;
+  groups: string;
+  seed: string;
+  aggregates?: string;
+  disabled?: string;
+  output: string;
+}
+
+interface Vmr2lFlags {
+  cluster?: string;
+  loadFrom?: string;
+  output: string;
+}
+
+interface BitbrainsFlags {
+  hosts?: string;
+  seed: string;
+  at: string;
+  output: string;
+}
+
+/** Whole numbers only: "1e3", "2.0" or " 5" are refused rather than guessed at. */
+function integer(flag: string, value: string, min: 0 | 1): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n < min) {
+    throw new InputError([
+      { path: flag, message: min === 1 ? 'expected a positive integer' : 'expected a non-negative integer', value },
+    ]);
+  }
+  return n;
+}
+
+/** Option ranges that depend on each other (e.g. --disabled below --hosts) are checked by the maker. */
+function made(make: () => Snapshot): Snapshot {
+  try {
+    return make();
+  } catch (err) {
+    if (err instanceof RangeError) throw new InputError([{ path: '', message: err.message }]);
+    throw err;
+  }
+}
+
+async function write(file: string, s: Snapshot): Promise<void> {
+  await writeSnapshot(file, s);
+  const groups = s.serverGroups.length;
+  process.stdout.write(
+    `wrote ${file}: ${s.hosts.length} hosts, ${s.servers.length} servers, ${groups} server group${groups === 1 ? '' : 's'}\n`,
+  );
+}
+
+export function register(program: Command): void {
+  const snapshot = program.command('snapshot').description('make snapshots without a cloud: synthetic or from traces');
+
+  snapshot
+    .command('synth')
+    .description('generate a realistic synthetic cluster (deterministic: same options, same bytes)')
+    .requiredOption('--hosts <n>', 'compute hosts')
+    .requiredOption('--servers <n>', 'servers (VMs)')
+    .requiredOption('--groups <n>', 'server groups (all four policies, some hard ones violated)')
+    .requiredOption('--seed <n>', 'random seed (0..4294967295)')
+    .option('--aggregates <n>', 'split hosts into this many aggregates agg-1..agg-N (default: none)')
+    .option('--disabled <n>', 'hosts disabled for maintenance, to be drained (default 0)')
+    .requiredOption('-o, --output <file>', 'snapshot to write (.json or .json.gz)')
+    .action(async (flags: SynthFlags) => {
+      const opts = {
+        hosts: integer('--hosts', flags.hosts, 1),
+        servers: integer('--servers', flags.servers, 0),
+        groups: integer('--groups', flags.groups, 0),
+        seed: integer('--seed', flags.seed, 0),
+        aggregates: flags.aggregates === undefined ? 0 : integer('--aggregates', flags.aggregates, 0),
+        disabled: flags.disabled === undefined ? 0 : integer('--disabled', flags.disabled, 0),
+      };
+      await write(flags.output, made(() => synthesizeSnapshot(opts)));
+    });
+
+  const imports = snapshot.command('import').description('convert a public trace into a snapshot');
+
+  imports
+    .command('vmr2l')
+    .description('import a VMR2L (ByteDance) rescheduling instance; each cluster becomes an aggregate')
+    .argument('<file>', 'VMR2L instance (.json or .json.gz)')
+    .option('--cluster <name>', 'import only this cluster (cluster_name)')
+    .option('--load-from <path>', 'Bitbrains traces folder or hourly CSV: gives each VM a measured load')
+    .requiredOption('-o, --output <file>', 'snapshot to write (.json or .json.gz)')
+    .action(async (file: string, flags: Vmr2lFlags) => {
+      const doc = await readJsonFile(file);
+      const withLoad = flags.loadFrom === undefined ? undefined : await loadBitbrains(flags.loadFrom);
+      const { snapshot: s, warnings } = importVmr2lWithWarnings(doc, {
+        file,
+        ...(flags.cluster === undefined ? {} : { cluster: flags.cluster }),
+        ...(withLoad === undefined ? {} : { withLoad }),
+      });
+      for (const w of warnings) process.stderr.write(`warning: ${w}\n`);
+      await write(flags.output, s);
+    });
+
+  imports
+    .command('bitbrains')
+    .description('import Bitbrains VM series onto synthetic hosts, with the load of one hour')
+    .argument('<path>', 'Bitbrains traces folder (derived/ or raw-*/), folder of per-VM CSVs, or hourly CSV')
+    .option('--hosts <n>', 'hosts to place the VMs on (default: enough for about 70% allocation)')
+    .option('--seed <n>', 'random seed for the placement order', '1')
+    .option('--at <hour>', 'hour of the trace whose load the servers get (0 = first)', '0')
+    .requiredOption('-o, --output <file>', 'snapshot to write (.json or .json.gz)')
+    .action(async (path: string, flags: BitbrainsFlags) => {
+      const hosts = flags.hosts === undefined ? undefined : integer('--hosts', flags.hosts, 1);
+      const seed = integer('--seed', flags.seed, 0);
+      const at = integer('--at', flags.at, 0);
+      const series = await loadBitbrains(path);
+      await write(
+        flags.output,
+        made(() => importBitbrains(series, { seed, at, ...(hosts === undefined ? {} : { hosts }) })),
+      );
+    });
+}

@@ -1,0 +1,69 @@
+// The readable form of a plan: per aggregate, before/after per dimension, then the moves by
+// wave with their reasons, then what stays unresolved.
+import type { AggregatePlan, Plan } from '../model/plan.js';
+
+export function formatPlan(plan: Plan, opts: { maxMovesShown?: number } = {}): string {
+  const out: string[] = [];
+  const total = plan.aggregates.reduce((n, a) => n + a.moves.length, 0);
+  out.push(
+    `Plan (${plan.mode}) for the snapshot of ${plan.snapshotTakenAt}: ${total} moves in ${plan.aggregates.length} aggregate(s), planned in ${plan.stats.planningMs} ms`,
+  );
+  for (const agg of plan.aggregates) out.push('', ...formatAggregate(agg, opts.maxMovesShown ?? 200));
+  return `${out.join('\n')}\n`;
+}
+
+function formatAggregate(agg: AggregatePlan, maxShown: number): string[] {
+  const lines: string[] = [];
+  const waves = new Set(agg.moves.map((m) => m.wave)).size;
+  const seconds = agg.moves.reduce((s, m) => s + m.estimatedSeconds, 0);
+  lines.push(`== ${agg.name}: ${agg.moves.length} moves in ${waves} waves (≈${Math.round(seconds)} s of migration)`);
+  const dims = Object.keys(agg.before.dimensions);
+  const rows: string[][] = [['', 'imbalance', ...dims.flatMap((d) => [`${d} stddev`, `${d} max`])]];
+  for (const [label, b] of [
+    ['before', agg.before],
+    ['after', agg.after],
+  ] as const) {
+    rows.push([
+      label,
+      b.imbalance.toFixed(4),
+      ...dims.flatMap((d) => {
+        const s = b.dimensions[d];
+        return [s ? s.stddev.toFixed(4) : '-', s ? `${(s.max * 100).toFixed(1)}%` : '-'];
+      }),
+    ]);
+  }
+  lines.push(...table(rows).map((l) => `  ${l}`));
+  if (agg.moves.length > 0) {
+    const moveRows: string[][] = [['step', 'wave', 'phase', 'server', 'from', 'to', 'est.s', 'reason']];
+    for (const m of agg.moves.slice(0, maxShown)) {
+      moveRows.push([
+        String(m.step),
+        String(m.wave),
+        m.phase,
+        m.server,
+        m.from,
+        m.to,
+        String(m.estimatedSeconds),
+        m.reason,
+      ]);
+    }
+    lines.push('', ...table(moveRows).map((l) => `  ${l}`));
+    if (agg.moves.length > maxShown) lines.push(`  ... ${agg.moves.length - maxShown} more moves (use --json)`);
+  } else {
+    lines.push('  no moves');
+  }
+  if (agg.hostsFreed.length > 0) lines.push(`  hosts freed: ${agg.hostsFreed.join(', ')}`);
+  for (const u of agg.unresolved) lines.push(`  unresolved: ${u}`);
+  return lines;
+}
+
+function table(rows: string[][]): string[] {
+  const widths: number[] = [];
+  for (const row of rows) row.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, c.length)));
+  return rows.map((row) =>
+    row
+      .map((c, i) => (i === row.length - 1 ? c : c.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd(),
+  );
+}

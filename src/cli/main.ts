@@ -1,0 +1,28 @@
+import { Command } from 'commander';
+import { register as registerCheck } from './commands/check.js';
+import { register as registerCheckPlan } from './commands/check-plan.js';
+import { register as registerCredentials } from './commands/credentials.js';
+import { register as registerPlan } from './commands/plan.js';
+import { register as registerRecord } from './commands/record.js';
+import { register as registerSim } from './commands/sim.js';
+import { register as registerSnapshot } from './commands/snapshot.js';
+
+const program = new Command();
+program
+  .name('aicerine')
+  .description('VM placement optimizer and live-migration scheduler for OpenStack')
+  .version('0.1.0')
+  .showHelpAfterError();
+
+registerPlan(program);
+registerCheckPlan(program);
+registerSnapshot(program);
+registerSim(program);
+registerRecord(program);
+registerCheck(program);
+registerCredentials(program);
+
+program.parseAsync(process.argv).catch((err: unknown) => {
+  process.stderr.write(`aicerine: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

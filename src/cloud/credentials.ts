@@ -1,0 +1,294 @@
+// The two credentials Aicerine runs with, derived from one table of the calls it makes:
+// a reader (record, check) and an actuator (live-migrate, follow, abort, write ratios).
+// Keystone access rules restrict the paths; a policy.yaml lets a dedicated role pass the
+// services' own policy checks for exactly those calls, without the admin role.
+
+export type CredentialKind = 'reader' | 'actuator';
+
+export interface ApiCall {
+  service: 'compute' | 'placement' | 'network';
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  /** Path below the service prefix; `*` is one path component. */
+  path: string;
+  /** Policy rules of the service that guard the call. */
+  policies: string[];
+  for: CredentialKind;
+  why: string;
+}
+
+export const API_CALLS: ApiCall[] = [
+  {
+    service: 'compute',
+    method: 'GET',
+    path: '/os-services',
+    policies: ['os_compute_api:os-services:list'],
+    for: 'reader',
+    why: 'host state and status',
+  },
+  {
+    service: 'compute',
+    method: 'GET',
+    path: '/os-aggregates',
+    policies: ['os_compute_api:os-aggregates:index'],
+    for: 'reader',
+    why: 'aggregates and their hosts',
+  },
+  {
+    service: 'compute',
+    method: 'GET',
+    path: '/os-hypervisors/detail',
+    policies: ['os_compute_api:os-hypervisors:list-detail'],
+    for: 'reader',
+    why: 'compute node to resource provider mapping',
+  },
+  {
+    service: 'compute',
+    method: 'GET',
+    path: '/servers/detail',
+    policies: [
+      'os_compute_api:servers:detail',
+      'os_compute_api:servers:detail:get_all_tenants',
+      'os_compute_api:servers:allow_all_filters',
+      'os_compute_api:os-extended-server-attributes',
+      'os_compute_api:os-flavor-extra-specs:index',
+    ],
+    for: 'reader',
+    why: 'servers of all projects with host and flavor extra specs',
+  },
+  {
+    service: 'compute',
+    method: 'GET',
+    path: '/os-server-groups',
+    policies: ['os_compute_api:os-server-groups:index', 'os_compute_api:os-server-groups:index:all_projects'],
+    for: 'reader',
+    why: 'server groups of all projects',
+  },
+  {
+    service: 'compute',
+    method: 'GET',
+    path: '/flavors/detail',
+    policies: ['os_compute_api:os-flavor-extra-specs:index', 'os_compute_api:os-flavor-access'],
+    for: 'reader',
+    why: 'flavors that cannot be live-migrated',
+  },
+  {
+    service: 'compute',
+    method: 'GET',
+    path: '/os-migrations',
+    policies: ['os_compute_api:os-migrations:index'],
+    for: 'reader',
+    why: 'migration history (cost learning, evidence that live migration works)',
+  },
+  {
+    service: 'placement',
+    method: 'GET',
+    path: '/resource_providers',
+    policies: ['placement:resource_providers:list'],
+    for: 'reader',
+    why: 'compute node providers',
+  },
+  {
+    service: 'placement',
+    method: 'GET',
+    path: '/resource_providers/*/inventories',
+    policies: ['placement:resource_providers:inventories:list'],
+    for: 'reader',
+    why: 'capacity and allocation ratios',
+  },
+  {
+    service: 'placement',
+    method: 'GET',
+    path: '/resource_providers/*/usages',
+    policies: ['placement:resource_providers:usages'],
+    for: 'reader',
+    why: 'allocated resources',
+  },
+  {
+    service: 'placement',
+    method: 'GET',
+    path: '/resource_providers/*/traits',
+    policies: ['placement:resource_providers:traits:list'],
+    for: 'reader',
+    why: 'host traits (check)',
+  },
+  {
+    service: 'network',
+    method: 'GET',
+    path: '/ports',
+    policies: ['get_port', 'get_port:binding:vnic_type'],
+    for: 'reader',
+    why: 'SR-IOV ports (direct, macvtap, …)',
+  },
+  {
+    service: 'compute',
+    method: 'POST',
+    path: '/servers/*/action',
+    policies: ['os_compute_api:os-migrate-server:migrate_live'],
+    for: 'actuator',
+    why: 'os-migrateLive to a named host',
+  },
+  {
+    service: 'compute',
+    method: 'GET',
+    path: '/os-migrations',
+    policies: ['os_compute_api:os-migrations:index'],
+    for: 'actuator',
+    why: 'follow a migration to its final status',
+  },
+  {
+    service: 'compute',
+    method: 'GET',
+    path: '/servers/*/migrations',
+    policies: ['os_compute_api:servers:migrations:index'],
+    for: 'actuator',
+    why: 'the running migration of a server',
+  },
+  {
+    service: 'compute',
+    method: 'GET',
+    path: '/servers/*/migrations/*',
+    policies: ['os_compute_api:servers:migrations:show'],
+    for: 'actuator',
+    why: 'progress of a running migration',
+  },
+  {
+    service: 'compute',
+    method: 'DELETE',
+    path: '/servers/*/migrations/*',
+    policies: ['os_compute_api:servers:migrations:delete'],
+    for: 'actuator',
+    why: 'abort a migration',
+  },
+  {
+    service: 'compute',
+    method: 'POST',
+    path: '/servers/*/migrations/*/action',
+    policies: ['os_compute_api:servers:migrations:force_complete'],
+    for: 'actuator',
+    why: 'force-complete a migration that does not converge',
+  },
+  {
+    service: 'placement',
+    method: 'GET',
+    path: '/resource_providers/*/inventories',
+    policies: ['placement:resource_providers:inventories:list'],
+    for: 'actuator',
+    why: 'read the provider generation before a write',
+  },
+  {
+    service: 'placement',
+    method: 'PUT',
+    path: '/resource_providers/*/inventories/*',
+    policies: ['placement:resource_providers:inventories:update'],
+    for: 'actuator',
+    why: 'set an allocation ratio',
+  },
+];
+
+export interface AccessRule {
+  service: string;
+  method: string;
+  path: string;
+}
+
+/** Path prefixes as each service sees them (Nova's version prefix, Neutron's /v2.0). */
+export interface ServicePrefixes {
+  compute: string;
+  placement: string;
+  network: string;
+}
+
+export const DEFAULT_PREFIXES: ServicePrefixes = { compute: '/v2.1', placement: '', network: '/v2.0' };
+
+/** The path part of an endpoint URL, which is the prefix the service sees ("http://h:8774/v2.1" -> "/v2.1"). */
+export function prefixFromEndpoint(url: string): string {
+  return new URL(url).pathname.replace(/\/+$/, '');
+}
+
+export function accessRules(
+  kind: CredentialKind,
+  prefixes: ServicePrefixes = DEFAULT_PREFIXES,
+  withNetwork = true,
+): AccessRule[] {
+  const seen = new Set<string>();
+  const out: AccessRule[] = [];
+  for (const c of API_CALLS) {
+    if (c.for !== kind || (c.service === 'network' && !withNetwork)) continue;
+    const rule = { service: c.service, method: c.method, path: `${prefixes[c.service]}${c.path}` };
+    const key = `${rule.service} ${rule.method} ${rule.path}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(rule);
+  }
+  return out;
+}
+
+/** Whether an access rule lets a request through, with Keystone's wildcards (`*` one component, `**` any). */
+export function accessRuleMatches(rule: AccessRule, service: string, method: string, path: string): boolean {
+  if (rule.service !== service || rule.method !== method.toUpperCase()) return false;
+  const source = rule.path
+    .split('/')
+    .map((part) =>
+      part === '**' ? '.*' : part === '*' ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
+    )
+    .join('/');
+  return new RegExp(`^${source}/?$`).test(path);
+}
+
+/** policy.yaml rules, per service: the admin default or the dedicated role. */
+export function policyRules(roles: {
+  reader: string;
+  actuator: string;
+}): Record<string, Record<string, string>> {
+  const byService: Record<string, Map<string, Set<string>>> = {};
+  for (const c of API_CALLS) {
+    const svc = c.service === 'compute' ? 'nova' : c.service === 'placement' ? 'placement' : 'neutron';
+    byService[svc] ??= new Map();
+    for (const p of c.policies) {
+      const set = byService[svc].get(p) ?? new Set<string>();
+      set.add(roles[c.for]);
+      byService[svc].set(p, set);
+    }
+  }
+  const out: Record<string, Record<string, string>> = {};
+  for (const [svc, rules] of Object.entries(byService)) {
+    out[svc] = {};
+    for (const [name, set] of [...rules.entries()].sort(([a], [b]) => a.localeCompare(b))) {
+      out[svc][name] = ['role:admin', ...[...set].sort().map((r) => `role:${r}`)].join(' or ');
+    }
+  }
+  return out;
+}
+
+export function policyYaml(rules: Record<string, string>, service: string): string {
+  const lines = [`# ${service} policy.yaml additions for Aicerine (merge into the existing file)`];
+  for (const [k, v] of Object.entries(rules)) lines.push(`"${k}": "${v}"`);
+  return `${lines.join('\n')}\n`;
+}
+
+export interface CommandOptions {
+  project: string;
+  user: string;
+  roles: { reader: string; actuator: string };
+  readerRulesFile: string;
+  actuatorRulesFile: string;
+}
+
+/** The `openstack` commands an operator runs (as admin, then as the Aicerine user). */
+export function credentialCommands(o: CommandOptions): string {
+  return `# As a cloud admin: two roles, one user that holds them in project ${o.project}
+openstack role create ${o.roles.reader}
+openstack role create ${o.roles.actuator}
+openstack user create --domain Default --password-prompt ${o.user}
+openstack role add --user ${o.user} --project ${o.project} ${o.roles.reader}
+openstack role add --user ${o.user} --project ${o.project} ${o.roles.actuator}
+# Install the policy.yaml additions into Nova, Placement and Neutron (they reload the file).
+
+# As ${o.user} (OS_USERNAME=${o.user} OS_PROJECT_NAME=${o.project}):
+openstack application credential create aicerine-reader --role ${o.roles.reader} \\
+  --access-rules ${o.readerRulesFile} --description "Aicerine: read-only (record, check)"
+openstack application credential create aicerine-actuator --role ${o.roles.actuator} \\
+  --access-rules ${o.actuatorRulesFile} --description "Aicerine: live-migrate, abort, set ratios"
+# Each prints an id and a secret: put them in clouds.yaml (auth_type: v3applicationcredential).
+`;
+}

@@ -1,0 +1,330 @@
+// Records a snapshot (aicerine-snapshot/1) of a live cloud from list endpoints only: the
+// number of API calls grows with the number of hosts and pages, never with the number of servers.
+import {
+  type Host,
+  type Inventory,
+  type MigrationRecord,
+  SERVER_GROUP_POLICIES,
+  type Server,
+  type ServerGroup,
+  type ServerGroupPolicy,
+  SNAPSHOT_FORMAT,
+  type Snapshot,
+} from '../model/snapshot.js';
+import { mapLimit } from './concurrency.js';
+import { isCloudError } from './errors.js';
+import type { NovaAggregate, NovaHypervisor, NovaMigration, NovaServer } from './openstack/nova.js';
+import { FINAL_MIGRATION_STATUSES } from './openstack/nova.js';
+import { listWithMarker } from './openstack/paging.js';
+import type { ResourceProvider } from './openstack/placement.js';
+import { type LoadedMetrics, loadMetrics } from './prometheus/loads.js';
+import { DEFAULT_METRICS_POLICY, type MetricsPolicy } from './prometheus/policy.js';
+import type { CloudSession } from './session.js';
+import {
+  DEFAULT_STORAGE_POLICY,
+  decideStorage,
+  type StorageDecision,
+  type StoragePolicy,
+} from './storage.js';
+
+export interface RecordOptions {
+  metricsPolicy?: MetricsPolicy;
+  storage?: StoragePolicy;
+  /** How far back os-migrations is read for migrationHistory. */
+  historyDays?: number;
+  /** Read Neutron ports for SR-IOV ("auto": when the catalog has a network service). */
+  neutron?: 'auto' | 'never';
+  source?: string;
+  now?: () => Date;
+  onProgress?: (step: string, done: number, total: number) => void;
+}
+
+export interface RecordResult {
+  snapshot: Snapshot;
+  /** Things left out or unknown, one line each. */
+  warnings: string[];
+  metrics: LoadedMetrics | undefined;
+  /** Why each recorded server is (not) on shared storage. */
+  storage: Map<string, StorageDecision>;
+  /** Nova aggregates as read (metadata included), for `check`. */
+  aggregates: NovaAggregate[];
+  /** Live migrations of the history window as read, including those of deleted servers. */
+  migrations: NovaMigration[];
+}
+
+/** vNIC types that bind a port to host hardware: such servers cannot be live-migrated freely. */
+export const SRIOV_VNIC_TYPES = [
+  'direct',
+  'macvtap',
+  'direct-physical',
+  'virtio-forwarder',
+  'vdpa',
+  'remote-managed',
+  'accelerator-direct',
+  'accelerator-direct-physical',
+];
+
+const isPolicy = (p: string): p is ServerGroupPolicy =>
+  (SERVER_GROUP_POLICIES as readonly string[]).includes(p);
+
+/** Maps compute hosts to their root resource providers: hypervisor id is the RP uuid (2.53+), else the name. */
+export function mapProvidersToHosts(
+  providers: ResourceProvider[],
+  hypervisors: NovaHypervisor[],
+): Map<string, ResourceProvider> {
+  const byUuid = new Map(providers.map((p) => [p.uuid, p]));
+  const byName = new Map(providers.map((p) => [p.name, p]));
+  const out = new Map<string, ResourceProvider>();
+  for (const h of hypervisors) {
+    const host = h.serviceHost ?? h.hypervisorHostname;
+    const rp = byUuid.get(h.id) ?? byName.get(h.hypervisorHostname);
+    if (rp && !out.has(host)) out.set(host, rp);
+  }
+  // Hosts whose hypervisor list was not readable still match on the provider name.
+  for (const p of providers) if (p.parentProviderUuid === null && !out.has(p.name)) out.set(p.name, p);
+  return out;
+}
+
+function toMigrationRecord(m: NovaMigration, ramMB: number): MigrationRecord | undefined {
+  if (!m.sourceCompute || !m.destCompute || !FINAL_MIGRATION_STATUSES.has(m.status)) return undefined;
+  const iso = (t: string) => new Date(/[zZ]|[+-]\d\d:?\d\d$/.test(t) ? t : `${t}Z`).toISOString();
+  return {
+    serverId: m.serverId,
+    source: m.sourceCompute,
+    dest: m.destCompute,
+    status: m.status,
+    ramMB,
+    startedAt: iso(m.createdAt),
+    finishedAt: iso(m.updatedAt ?? m.createdAt),
+  };
+}
+
+async function sriovServers(session: CloudSession, warnings: string[]): Promise<Set<string> | undefined> {
+  const network = session.service('network');
+  try {
+    await network.endpoint();
+  } catch (e) {
+    if (isCloudError(e, 'catalog')) {
+      warnings.push(
+        'no network service in the catalog: SR-IOV ports unknown, servers recorded without "sriov"',
+      );
+      return undefined;
+    }
+    throw e;
+  }
+  try {
+    const ports = await listWithMarker((p, q) => network.get(p, q), '/v2.0/ports', 'ports', {
+      'binding:vnic_type': SRIOV_VNIC_TYPES,
+      fields: ['id', 'device_id', 'binding:vnic_type'],
+    });
+    const out = new Set<string>();
+    for (const p of ports) {
+      const dev = p && typeof p === 'object' ? (p as { device_id?: unknown }).device_id : undefined;
+      if (typeof dev === 'string' && dev) out.add(dev);
+    }
+    return out;
+  } catch (e) {
+    if (isCloudError(e, 'auth') || isCloudError(e, 'http')) {
+      warnings.push(`Neutron ports not readable (${e.message}): servers recorded without "sriov"`);
+      return undefined;
+    }
+    throw e;
+  }
+}
+
+export async function recordSnapshot(session: CloudSession, opts: RecordOptions = {}): Promise<RecordResult> {
+  const now = opts.now ?? (() => new Date());
+  const warnings: string[] = [];
+  const steps = [
+    'versions',
+    'services',
+    'aggregates',
+    'hypervisors',
+    'servers',
+    'server groups',
+    'migrations',
+    'ports',
+    'placement',
+    'metrics',
+  ];
+  let done = 0;
+  const step = (name: string) => opts.onProgress?.(name, done++, steps.length);
+  const { nova, placement } = session;
+
+  step('versions');
+  await Promise.all([nova.negotiate(), placement.negotiate()]);
+  step('services');
+  const services = await nova.listServices('nova-compute');
+  step('aggregates');
+  const aggregates = await nova.listAggregates();
+  step('hypervisors');
+  const hypervisors = await nova.listHypervisors();
+  step('servers');
+  const novaServers = await nova.listServers();
+  step('server groups');
+  const groups = await nova.listServerGroups(true);
+  step('migrations');
+  const since = new Date(now().getTime() - (opts.historyDays ?? 30) * 86_400_000);
+  const migrations = await nova.listMigrations({
+    changesSince: since.toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    migrationType: 'live-migration',
+  });
+  step('ports');
+  const sriov = opts.neutron === 'never' ? undefined : await sriovServers(session, warnings);
+
+  step('placement');
+  const providers = await placement.listResourceProviders();
+  const rpOfHost = mapProvidersToHosts(providers, hypervisors);
+  const aggsOfHost = new Map<string, NovaAggregate[]>();
+  for (const a of aggregates) for (const h of a.hosts) aggsOfHost.set(h, [...(aggsOfHost.get(h) ?? []), a]);
+
+  const hosts: Host[] = [];
+  const sortedServices = [...services].sort((a, b) => a.host.localeCompare(b.host));
+  const placementData = await mapLimit(sortedServices, 8, async (svc) => {
+    const rp = rpOfHost.get(svc.host);
+    if (!rp) return undefined;
+    const [inv, usage] = await Promise.all([placement.getInventories(rp.uuid), placement.getUsages(rp.uuid)]);
+    return { inv, usage };
+  });
+  sortedServices.forEach((svc, i) => {
+    const data = placementData[i];
+    if (!data) {
+      warnings.push(`host ${svc.host}: no Placement resource provider found; host and its servers left out`);
+      return;
+    }
+    const inventory: Record<string, Inventory> = {};
+    for (const [rc, inv] of Object.entries(data.inv.inventories)) {
+      inventory[rc] = { total: inv.total, reserved: inv.reserved, allocationRatio: inv.allocationRatio };
+    }
+    if (!inventory.VCPU || !inventory.MEMORY_MB) {
+      warnings.push(
+        `host ${svc.host}: no VCPU or MEMORY_MB inventory in Placement; host and its servers left out`,
+      );
+      return;
+    }
+    const hostAggs = aggsOfHost.get(svc.host) ?? [];
+    const az = hostAggs.find((a) => a.availabilityZone)?.availabilityZone ?? svc.zone ?? 'nova';
+    hosts.push({
+      name: svc.host,
+      availabilityZone: svc.zone && svc.zone !== 'internal' ? svc.zone : az,
+      aggregates: hostAggs.map((a) => a.name).sort(),
+      service: {
+        state: svc.state,
+        status: svc.status,
+        forcedDown: svc.forcedDown,
+        ...(svc.disabledReason ? { disabledReason: svc.disabledReason } : {}),
+      },
+      inventory,
+      usage: { ...data.usage },
+    });
+  });
+  const hostNames = new Set(hosts.map((h) => h.name));
+
+  const servers: Server[] = [];
+  const kept: NovaServer[] = [];
+  const storageOf = new Map<string, StorageDecision>();
+  let unplaced = 0;
+  for (const s of [...novaServers].sort((a, b) => a.id.localeCompare(b.id))) {
+    if (!s.host) {
+      unplaced++;
+      continue;
+    }
+    if (!hostNames.has(s.host)) {
+      warnings.push(`server ${s.id}: on host ${s.host}, which is not recorded; left out`);
+      continue;
+    }
+    const storage = decideStorage(
+      { imageId: s.imageId, flavorExtraSpecs: s.flavor.extraSpecs },
+      aggsOfHost.get(s.host) ?? [],
+      opts.storage ?? DEFAULT_STORAGE_POLICY,
+    );
+    const server: Server = {
+      id: s.id,
+      name: s.name,
+      projectId: s.projectId,
+      host: s.host,
+      status: s.status,
+      taskState: s.taskState,
+      flavor: {
+        name: s.flavor.name,
+        vcpus: s.flavor.vcpus,
+        ramMB: s.flavor.ramMB,
+        diskGB: s.flavor.diskGB,
+        extraSpecs: s.flavor.extraSpecs,
+      },
+      sharedStorage: storage.shared,
+    };
+    storageOf.set(s.id, storage);
+    if (sriov) server.sriov = sriov.has(s.id);
+    if (Object.keys(s.metadata).length > 0) server.metadata = s.metadata;
+    servers.push(server);
+    kept.push(s);
+  }
+  if (unplaced) warnings.push(`${unplaced} servers have no host (building, shelved or failed): left out`);
+  const serverIds = new Set(servers.map((s) => s.id));
+
+  const serverGroups: ServerGroup[] = [];
+  for (const g of [...groups].sort((a, b) => a.id.localeCompare(b.id))) {
+    if (!isPolicy(g.policy)) {
+      warnings.push(`server group ${g.id}: unknown policy "${g.policy}"; left out`);
+      continue;
+    }
+    const group: ServerGroup = {
+      id: g.id,
+      name: g.name,
+      policy: g.policy,
+      members: g.members.filter((m) => serverIds.has(m)),
+    };
+    const max = Number(g.rules.max_server_per_host);
+    if (g.policy === 'anti-affinity' && Number.isInteger(max) && max > 0)
+      group.rules = { max_server_per_host: max };
+    if (g.projectId) group.projectId = g.projectId;
+    serverGroups.push(group);
+  }
+
+  const ramOf = new Map(kept.map((s) => [s.id, s.flavor.ramMB]));
+  const migrationHistory: MigrationRecord[] = [];
+  for (const m of [...migrations].sort((a, b) => a.id - b.id)) {
+    const ram = ramOf.get(m.serverId);
+    if (ram === undefined) continue;
+    const rec = toMigrationRecord(m, ram);
+    if (rec) migrationHistory.push(rec);
+  }
+
+  step('metrics');
+  let metrics: LoadedMetrics | undefined;
+  if (session.prometheus) {
+    metrics = await loadMetrics(
+      session.prometheus,
+      opts.metricsPolicy ?? DEFAULT_METRICS_POLICY,
+      {
+        hosts: hosts.map((h) => h.name),
+        servers: kept.map((s) => ({ id: s.id, instanceName: s.instanceName, host: s.host ?? '' })),
+      },
+      now(),
+    );
+    for (const h of hosts) {
+      const load = metrics.hostLoads.get(h.name);
+      if (load) h.load = load;
+    }
+    for (const s of servers) {
+      const load = metrics.serverLoads.get(s.id);
+      if (load) s.load = load;
+    }
+    for (const p of metrics.health.problems) warnings.push(`metrics: ${p}`);
+  }
+  opts.onProgress?.('done', steps.length, steps.length);
+
+  const snapshot: Snapshot = {
+    format: SNAPSHOT_FORMAT,
+    takenAt: now()
+      .toISOString()
+      .replace(/\.\d{3}Z$/, 'Z'),
+    source: opts.source ?? `openstack:${session.config.name}`,
+    hosts,
+    servers,
+    serverGroups,
+  };
+  if (migrationHistory.length > 0) snapshot.migrationHistory = migrationHistory;
+  return { snapshot, warnings, metrics, storage: storageOf, aggregates, migrations };
+}

@@ -1,0 +1,54 @@
+// Small schema builders whose messages read like the issue text operators see:
+// "expected a positive integer".
+import { z } from 'zod';
+import { describeValue, formatPath, type InputIssue } from '../errors.js';
+
+export const posInt = (): z.ZodNumber => {
+  const m = { error: 'expected a positive integer' };
+  return z.number(m).int(m).positive(m);
+};
+export const nonNegInt = (): z.ZodNumber => {
+  const m = { error: 'expected a non-negative integer' };
+  return z.number(m).int(m).nonnegative(m);
+};
+export const nonNeg = (): z.ZodNumber => {
+  const m = { error: 'expected a non-negative number' };
+  return z.number(m).nonnegative(m);
+};
+export const positive = (): z.ZodNumber => {
+  const m = { error: 'expected a positive number' };
+  return z.number(m).positive(m);
+};
+export const text = (): z.ZodString => z.string({ error: 'expected a string' });
+export const nonEmpty = (): z.ZodString => {
+  const m = { error: 'expected a non-empty string' };
+  return z.string(m).min(1, m);
+};
+export const isoTime = (): z.ZodString =>
+  z
+    .string({ error: 'expected an ISO 8601 time' })
+    .refine((s) => !Number.isNaN(Date.parse(s)), { error: 'expected an ISO 8601 time' });
+
+/** Turns zod's issues into ours, with the offending value looked up in the input. */
+export function toInputIssues(error: z.ZodError, input: unknown, file?: string): InputIssue[] {
+  return error.issues.map((issue) => {
+    const path = issue.path;
+    const value = lookup(input, path);
+    let message = issue.message;
+    if (issue.code === 'invalid_type' && value === undefined) message = `missing (${message})`;
+    if (issue.code === 'unrecognized_keys') return { file, path: formatPath(path), message };
+    if (issue.code === 'invalid_value' && 'values' in issue) {
+      message = `expected one of ${issue.values.map((v) => describeValue(v)).join(', ')}`;
+    }
+    return { file, path: formatPath(path), message, value };
+  });
+}
+
+function lookup(input: unknown, path: readonly PropertyKey[]): unknown {
+  let cur: unknown = input;
+  for (const key of path) {
+    if (cur === null || typeof cur !== 'object') return undefined;
+    cur = (cur as Record<PropertyKey, unknown>)[key];
+  }
+  return cur;
+}

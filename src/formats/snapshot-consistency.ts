@@ -1,0 +1,75 @@
+// Cross-field checks a schema cannot express: a snapshot whose numbers contradict each other
+// is refused, precisely, rather than planned on.
+import type { InputIssue } from '../errors.js';
+import type { Snapshot } from '../model/snapshot.js';
+
+const CAPACITY_CLASSES = ['VCPU', 'MEMORY_MB', 'DISK_GB'] as const;
+
+export function checkSnapshotConsistency(s: Snapshot, file?: string): InputIssue[] {
+  const issues: InputIssue[] = [];
+  const add = (path: string, message: string, value?: unknown): void => {
+    issues.push(value === undefined ? { file, path, message } : { file, path, message, value });
+  };
+
+  const hostIndex = new Map<string, number>();
+  s.hosts.forEach((h, i) => {
+    const prev = hostIndex.get(h.name);
+    if (prev !== undefined) add(`hosts[${i}].name`, `duplicate host name (also hosts[${prev}])`, h.name);
+    else hostIndex.set(h.name, i);
+    for (const rc of CAPACITY_CLASSES) {
+      const inv = h.inventory[rc];
+      const used = h.usage[rc];
+      if (inv === undefined) {
+        if (rc !== 'DISK_GB') add(`hosts[${i}].inventory.${rc}`, 'missing inventory');
+        continue;
+      }
+      if (inv.reserved > inv.total) {
+        add(`hosts[${i}].inventory.${rc}.reserved`, `more than total ${inv.total}`, inv.reserved);
+      }
+      const capacity = (inv.total - inv.reserved) * inv.allocationRatio;
+      if (used !== undefined && used > capacity + 1e-9) {
+        add(
+          `hosts[${i}].usage.${rc}`,
+          `usage above capacity (${inv.total} - ${inv.reserved}) * ${inv.allocationRatio} = ${round(capacity)}`,
+          used,
+        );
+      }
+    }
+  });
+
+  const serverIndex = new Map<string, number>();
+  s.servers.forEach((v, i) => {
+    const prev = serverIndex.get(v.id);
+    if (prev !== undefined) add(`servers[${i}].id`, `duplicate server id (also servers[${prev}])`, v.id);
+    else serverIndex.set(v.id, i);
+    if (!hostIndex.has(v.host)) add(`servers[${i}].host`, 'server on an unknown host', v.host);
+  });
+
+  const groupOf = new Map<string, number>();
+  const groupIds = new Map<string, number>();
+  s.serverGroups.forEach((g, gi) => {
+    const prev = groupIds.get(g.id);
+    if (prev !== undefined) add(`serverGroups[${gi}].id`, `duplicate group id (also serverGroups[${prev}])`, g.id);
+    else groupIds.set(g.id, gi);
+    g.members.forEach((m, mi) => {
+      const path = `serverGroups[${gi}].members[${mi}]`;
+      if (!serverIndex.has(m)) {
+        add(path, 'group member that does not exist', m);
+        return;
+      }
+      const other = groupOf.get(m);
+      if (other === gi) add(path, 'member listed twice', m);
+      else if (other !== undefined) add(path, `server already in serverGroups[${other}] (one group per server)`, m);
+      else groupOf.set(m, gi);
+    });
+    if (g.rules?.max_server_per_host !== undefined && g.policy !== 'anti-affinity') {
+      add(`serverGroups[${gi}].rules.max_server_per_host`, `only valid for anti-affinity, not ${g.policy}`);
+    }
+  });
+
+  return issues;
+}
+
+function round(n: number): number {
+  return Math.round(n * 1000) / 1000;
+}

@@ -1,0 +1,60 @@
+// The plan document of ../shared/spec/formats.md ("aicerine-plan/1"), as types.
+
+export const PLAN_FORMAT = 'aicerine-plan/1' as const;
+
+export const PLAN_MODES = ['spread', 'pack'] as const;
+export type PlanMode = (typeof PLAN_MODES)[number];
+
+export const MOVE_PHASES = ['evacuate', 'affinity', 'spread', 'pack'] as const;
+export type MovePhase = (typeof MOVE_PHASES)[number];
+
+export interface Move {
+  step: number;
+  wave: number;
+  server: string;
+  from: string;
+  to: string;
+  phase: MovePhase;
+  reason: string;
+  estimatedSeconds: number;
+  /** Objective improvement this move buys (imbalance units; for pack and evacuate, see docs). */
+  gain?: number;
+  /** Moves (by step) that must finish before this one can start, because they free its room. */
+  after?: number[];
+}
+
+export interface DimensionStats {
+  stddev: number;
+  max: number;
+  mean?: number;
+}
+
+export interface BalanceStats {
+  imbalance: number;
+  dimensions: Record<string, DimensionStats>;
+}
+
+export interface AggregatePlan {
+  name: string;
+  moves: Move[];
+  before: BalanceStats;
+  after: BalanceStats;
+  hostsFreed: string[];
+  unresolved: string[];
+}
+
+export interface PlanStats {
+  planningMs: number;
+  [key: string]: number;
+}
+
+export interface Plan {
+  format: typeof PLAN_FORMAT;
+  snapshotTakenAt: string;
+  mode: PlanMode;
+  aggregates: AggregatePlan[];
+  stats: PlanStats;
+  /** Limits the plan was made under, so a checker can verify guarantees 4 and 6 without the policy. */
+  limits?: { maxMoves: number; perHostOutgoing: number; globalConcurrent: number };
+  policyHash?: string;
+}

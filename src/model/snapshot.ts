@@ -1,0 +1,91 @@
+// The snapshot document of ../shared/spec/formats.md ("aicerine-snapshot/1"), as types.
+// These mirror the JSON exactly; the planner builds its own indexed state from them.
+
+export const SNAPSHOT_FORMAT = 'aicerine-snapshot/1' as const;
+
+export const RESOURCE_CLASSES = ['VCPU', 'MEMORY_MB', 'DISK_GB'] as const;
+export type ResourceClass = (typeof RESOURCE_CLASSES)[number];
+
+export const SERVER_GROUP_POLICIES = ['affinity', 'anti-affinity', 'soft-affinity', 'soft-anti-affinity'] as const;
+export type ServerGroupPolicy = (typeof SERVER_GROUP_POLICIES)[number];
+
+export interface Inventory {
+  total: number;
+  reserved: number;
+  allocationRatio: number;
+}
+
+export interface ServiceState {
+  state: 'up' | 'down';
+  status: 'enabled' | 'disabled';
+  forcedDown: boolean;
+  disabledReason?: string | null;
+}
+
+/** Measured load. cpu: busy physical cores; memoryMB: MiB in use; more dimensions may be added by policy. */
+export type Load = { cpu?: number; memoryMB?: number } & Record<string, number | undefined>;
+
+export interface Host {
+  name: string;
+  availabilityZone: string;
+  aggregates: string[];
+  service: ServiceState;
+  inventory: Partial<Record<ResourceClass, Inventory>> & Record<string, Inventory | undefined>;
+  usage: Partial<Record<ResourceClass, number>> & Record<string, number | undefined>;
+  load?: Load;
+  /** Optional: per-host limit of concurrent outgoing live migrations (nova.conf max_concurrent_live_migrations). */
+  maxConcurrentLiveMigrations?: number;
+}
+
+export interface Flavor {
+  name: string;
+  vcpus: number;
+  ramMB: number;
+  diskGB: number;
+  extraSpecs?: Record<string, string>;
+}
+
+export interface Server {
+  id: string;
+  name: string;
+  projectId: string;
+  host: string;
+  status: string;
+  taskState: string | null;
+  flavor: Flavor;
+  sharedStorage: boolean;
+  sriov?: boolean;
+  metadata?: Record<string, string>;
+  load?: Load;
+  /** Optional: page dirty rate in MiB/s, for the migration cost model. */
+  dirtyRateMBps?: number;
+}
+
+export interface ServerGroup {
+  id: string;
+  name: string;
+  policy: ServerGroupPolicy;
+  rules?: { max_server_per_host?: number };
+  members: string[];
+  projectId?: string;
+}
+
+export interface MigrationRecord {
+  serverId: string;
+  source: string;
+  dest: string;
+  status: string;
+  ramMB: number;
+  startedAt: string;
+  finishedAt: string;
+}
+
+export interface Snapshot {
+  format: typeof SNAPSHOT_FORMAT;
+  takenAt: string;
+  source: string;
+  hosts: Host[];
+  servers: Server[];
+  serverGroups: ServerGroup[];
+  migrationHistory?: MigrationRecord[];
+}

@@ -1,0 +1,76 @@
+// The planner: a snapshot and a policy in, a plan out. Pure and deterministic: no I/O, no
+// clock (the caller may pass one to fill stats.planningMs), iteration in sorted-id order.
+import { createHash } from 'node:crypto';
+import { type AggregatePlan, PLAN_FORMAT, type Plan } from '../model/plan.js';
+import type { Snapshot } from '../model/snapshot.js';
+import type { Policy } from '../policy/types.js';
+import { PlanContext } from './context.js';
+import { balanceStats, round } from './objectives/balance-stats.js';
+import { evacuate } from './phases/evacuate.js';
+import { pack } from './phases/pack.js';
+import { repair } from './phases/repair.js';
+import { spread } from './phases/spread.js';
+import { ClusterState } from './state.js';
+import { scheduleWaves } from './waves.js';
+
+export interface PlanOptions {
+  /** Milliseconds clock for stats.planningMs; without it planningMs is 0 and the plan is byte-stable. */
+  now?: () => number;
+}
+
+export function planSnapshot(snapshot: Snapshot, policy: Policy, options: PlanOptions = {}): Plan {
+  const started = options.now?.() ?? 0;
+  const state = new ClusterState(snapshot, policy);
+  const before = state.aggregates.map((a) => balanceStats(state, a.index));
+  const initiallyOccupied = state.hosts.map((_, h) => state.on[h]!.size > 0);
+
+  const ctx = new PlanContext(state, policy);
+  evacuate(ctx);
+  repair(ctx);
+  if (policy.mode === 'spread') spread(ctx);
+  else pack(ctx);
+
+  const limits = { perHostOutgoing: policy.concurrency.perHostOutgoing, global: policy.concurrency.global };
+  const aggregates: AggregatePlan[] = state.aggregates.map((agg) => {
+    const scheduled = scheduleWaves(state, ctx.moves[agg.index]!, limits).sort((a, b) => a.wave - b.wave || a.seq - b.seq);
+    const stepOfSeq = new Map(scheduled.map((m, i) => [m.seq, i + 1]));
+    return {
+      name: agg.name,
+      moves: scheduled.map((m, i) => {
+        const s = state.servers[m.server]!;
+        const after = m.needs.map((q) => stepOfSeq.get(q)!).sort((a, b) => a - b);
+        return {
+          step: i + 1,
+          wave: m.wave,
+          server: s.id,
+          from: state.hosts[m.from]!.name,
+          to: state.hosts[m.to]!.name,
+          phase: m.phase,
+          reason: m.reason,
+          estimatedSeconds: s.estSeconds,
+          gain: round(m.gain),
+          ...(after.length > 0 ? { after } : {}),
+        };
+      }),
+      before: before[agg.index]!,
+      after: balanceStats(state, agg.index),
+      hostsFreed: agg.hosts.filter((h) => initiallyOccupied[h] && state.on[h]!.size === 0).map((h) => state.hosts[h]!.name),
+      unresolved: ctx.unresolved[agg.index]!,
+    };
+  });
+
+  return {
+    format: PLAN_FORMAT,
+    snapshotTakenAt: snapshot.takenAt,
+    mode: policy.mode,
+    aggregates,
+    stats: {
+      planningMs: options.now ? Math.round((options.now() - started) * 10) / 10 : 0,
+      moves: aggregates.reduce((n, a) => n + a.moves.length, 0),
+      hosts: state.hosts.length,
+      servers: state.servers.length,
+    },
+    limits: { maxMoves: policy.budget.maxMoves, perHostOutgoing: limits.perHostOutgoing, globalConcurrent: limits.global },
+    policyHash: createHash('sha256').update(JSON.stringify(policy)).digest('hex').slice(0, 16),
+  };
+}

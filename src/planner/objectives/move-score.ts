@@ -1,0 +1,31 @@
+// How good a move is: the weigher. Imbalance reduction, minus soft server-group penalties it
+// adds, minus what the migration costs. Everything in imbalance units.
+import type { Policy } from '../../policy/types.js';
+import { groupViolationDelta } from '../constraints/hard-groups.js';
+import type { ClusterState } from '../state.js';
+
+export interface MoveScore {
+  /** Imbalance before minus after. */
+  balanceGain: number;
+  /** Soft-group penalty added (negative: removed). */
+  softPenalty: number;
+  /** Migration cost charged. */
+  cost: number;
+  /** balanceGain - softPenalty - cost. */
+  net: number;
+}
+
+export function scoreMove(state: ClusterState, policy: Policy, server: number, to: number, current: number): MoveScore {
+  const balanceGain = current - state.imbalanceAfter(server, to);
+  const softPenalty = softGroupPenaltyDelta(state, policy, server, to);
+  const cost = policy.migrationCostPerSecond * state.servers[server]!.estSeconds;
+  return { balanceGain, softPenalty, cost, net: balanceGain - softPenalty - cost };
+}
+
+export function softGroupPenaltyDelta(state: ClusterState, policy: Policy, server: number, to: number): number {
+  const g = state.servers[server]!.group;
+  if (g < 0) return 0;
+  const group = state.groups[g]!;
+  if (group.policy !== 'soft-affinity' && group.policy !== 'soft-anti-affinity') return 0;
+  return policy.softGroupPenalty * groupViolationDelta(state, group, state.at[server]!, to);
+}

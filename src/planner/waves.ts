@@ -1,0 +1,113 @@
+// Place, then order: the chosen moves (in selection order) go into waves. A move takes the
+// earliest wave where
+//   - its source has an outgoing slot (max_concurrent_live_migrations) and the wave a global one,
+//   - it does not run before an earlier-selected move of the same server group, and
+//   - its destination has room in that wave and in every later one, counting the claims that
+//     in-flight servers hold on both hosts until their wave ends.
+// Selection checked each move against the state with all earlier moves completed, which is the
+// state of a new last wave, so a wave always exists: scheduling never fails.
+import type { PlannedMove } from './context.js';
+import type { ClusterState } from './state.js';
+
+export interface ScheduledMove extends PlannedMove {
+  wave: number;
+  /** Selection order, to keep the relative order of a server group's moves. */
+  seq: number;
+  /** Selection indices of earlier-wave moves out of the destination whose room this one needs. */
+  needs: number[];
+}
+
+export interface WaveLimits {
+  perHostOutgoing: number;
+  global: number;
+}
+
+export function scheduleWaves(state: ClusterState, moves: PlannedMove[], limits: WaveLimits): ScheduledMove[] {
+  const waves: { out: Map<number, number>; total: number }[] = [];
+  // Per host: net Placement change per wave: claims arriving in wave w, and releases at w's end.
+  const arrive = new Map<number, Float64Array[]>();
+  const leave = new Map<number, Float64Array[]>();
+  const outMoves = new Map<number, { wave: number; seq: number }[]>();
+  const lastWaveOfGroup = new Map<number, number>();
+  const result: ScheduledMove[] = [];
+
+  const initial = usageBeforeMoves(state, moves);
+  const series = (m: Map<number, Float64Array[]>, h: number): Float64Array[] => {
+    let s = m.get(h);
+    if (!s) m.set(h, (s = []));
+    return s;
+  };
+  const at = (s: Float64Array[], w: number): Float64Array => {
+    while (s.length <= w) s.push(new Float64Array(3));
+    return s[w]!;
+  };
+
+  moves.forEach((move, seq) => {
+    const s = state.servers[move.server]!;
+    const limitOut = state.hosts[move.from]!.maxOutgoing || limits.perHostOutgoing;
+    const group = s.group;
+    let w = group >= 0 ? (lastWaveOfGroup.get(group) ?? 0) : 0;
+    let capacityWait = false;
+    for (; ; w++) {
+      const wave = waves[w];
+      if (wave && (wave.total >= limits.global || (wave.out.get(move.from) ?? 0) >= limitOut)) continue;
+      if (!fitsFrom(w)) {
+        capacityWait = true;
+        continue;
+      }
+      break;
+    }
+    while (waves.length <= w) waves.push({ out: new Map(), total: 0 });
+    const wave = waves[w]!;
+    wave.total++;
+    wave.out.set(move.from, (wave.out.get(move.from) ?? 0) + 1);
+    const a = at(series(arrive, move.to), w);
+    const l = at(series(leave, move.from), w);
+    for (let r = 0; r < 3; r++) {
+      a[r]! += s.alloc[r]!;
+      l[r]! += s.alloc[r]!;
+    }
+    let outs = outMoves.get(move.from);
+    if (!outs) outMoves.set(move.from, (outs = []));
+    outs.push({ wave: w, seq });
+    if (group >= 0) lastWaveOfGroup.set(group, w);
+    const needs = capacityWait ? (outMoves.get(move.to) ?? []).filter((o) => o.wave < w).map((o) => o.seq) : [];
+    result.push({ ...move, wave: w + 1, seq, needs });
+
+    // Room on the destination from wave w on: base usage at each wave start plus that wave's arrivals.
+    function fitsFrom(w0: number): boolean {
+      const arr = arrive.get(move.to) ?? [];
+      const lv = leave.get(move.to) ?? [];
+      const last = Math.max(arr.length, lv.length, w0 + 1);
+      for (let r = 0; r < 3; r++) {
+        const cap = state.hosts[move.to]!.cap[r]!;
+        if (!Number.isFinite(cap)) continue;
+        let base = initial(move.to, r);
+        for (let x = 0; x < last; x++) {
+          const inX = arr[x]?.[r] ?? 0;
+          if (x >= w0 && base + inX + s.alloc[r]! > cap + 1e-9) return false;
+          base += inX - (lv[x]?.[r] ?? 0);
+        }
+      }
+      return true;
+    }
+  });
+  return result;
+}
+
+/** The state holds usage after all moves; the schedule needs it before any. */
+function usageBeforeMoves(state: ClusterState, moves: PlannedMove[]): (host: number, r: number) => number {
+  const net = new Map<number, Float64Array>();
+  for (const m of moves) {
+    const alloc = state.servers[m.server]!.alloc;
+    for (const [h, sign] of [
+      [m.to, 1],
+      [m.from, -1],
+    ] as const) {
+      let v = net.get(h);
+      if (!v) net.set(h, (v = new Float64Array(3)));
+      for (let x = 0; x < 3; x++) v[x]! += sign * alloc[x]!;
+    }
+  }
+  return (h, r) => state.used[h * 3 + r]! - (net.get(h)?.[r] ?? 0);
+}

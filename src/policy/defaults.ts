@@ -1,0 +1,27 @@
+import type { Policy } from './types.js';
+
+// Defaults an operator can start with: balance cpu and memory equally, at most 1 outgoing
+// migration per host (Nova's max_concurrent_live_migrations default), a budget small enough
+// to review by eye, and a minimum gain so that noise never buys a migration.
+export const DEFAULT_POLICY: Policy = {
+  mode: 'spread',
+  dimensions: [
+    { name: 'cpu', weight: 0.5, load: 'cpu', capacity: 'VCPU', missingServerLoad: 'zero' },
+    { name: 'memory', weight: 0.5, load: 'memoryMB', capacity: 'MEMORY_MB', missingServerLoad: 'flavor-ram' },
+  ],
+  aggregates: [],
+  budget: { maxMoves: 50 },
+  concurrency: { perHostOutgoing: 1, global: 10 },
+  spread: { targetImbalance: 0.02 },
+  pack: { spareHosts: 1, maxFill: 1.0 },
+  minGain: 0.0002,
+  migrationCostPerSecond: 0.000001,
+  softGroupPenalty: 0.01,
+  costModel: {
+    bandwidthMBps: 1000,
+    defaultDirtyRateMBps: 50,
+    overheadSeconds: 5,
+    stopCopyThresholdMB: 64,
+    maxIterations: 30,
+  },
+};

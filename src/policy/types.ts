@@ -1,0 +1,69 @@
+// The compiled planning policy. A user's YAML policy is validated and merged over the
+// defaults (src/policy/defaults.ts) before the planner sees it.
+import type { PlanMode } from '../model/plan.js';
+
+/** One dimension of imbalance: a measured load key divided by a host's physical capacity of a resource class. */
+export interface DimensionDef {
+  /** Name shown in plans ("cpu", "memory", ...). */
+  name: string;
+  /** Weight in the imbalance sum. */
+  weight: number;
+  /** Key in host and server `load` ("cpu", "memoryMB", or a custom one). */
+  load: string;
+  /** Resource class whose `total - reserved` is the physical capacity ("VCPU", "MEMORY_MB", ...). */
+  capacity: string;
+  /**
+   * What a server without a measured value for this key counts as: "zero", or "flavor-vcpus",
+   * "flavor-ram", "flavor-disk" (its flavor size). formats.md: memory defaults to the flavor, cpu to zero.
+   */
+  missingServerLoad: 'zero' | 'flavor-vcpus' | 'flavor-ram' | 'flavor-disk';
+}
+
+export interface CostModelPolicy {
+  /** Usable live-migration bandwidth per migration, MiB/s. */
+  bandwidthMBps: number;
+  /** Dirty rate assumed when a server has none measured, MiB/s. */
+  defaultDirtyRateMBps: number;
+  /** Fixed per-migration overhead (scheduling, pre/post live-migration RPCs), seconds. */
+  overheadSeconds: number;
+  /** Pre-copy stops when the remaining dirty set is below this, MiB (then one stop-and-copy). */
+  stopCopyThresholdMB: number;
+  /** Pre-copy iterations before it gives up converging (Nova/libvirt would then pause or post-copy). */
+  maxIterations: number;
+  /** Learned linear coefficients: seconds = a + b * ramGiB; when given they replace the pre-copy estimate. */
+  learned?: { intercept: number; secondsPerGiB: number } | undefined;
+}
+
+export interface Policy {
+  mode: PlanMode;
+  dimensions: DimensionDef[];
+  /** Aggregates to plan (empty: all, plus `_unassigned_`). */
+  aggregates: string[];
+  budget: {
+    /** Maximum number of moves in the whole plan. */
+    maxMoves: number;
+  };
+  concurrency: {
+    /** Outgoing live migrations per source host per wave (Nova's max_concurrent_live_migrations). */
+    perHostOutgoing: number;
+    /** Live migrations in flight per aggregate per wave. */
+    global: number;
+  };
+  spread: {
+    /** Stop when the aggregate's imbalance is at or below this. */
+    targetImbalance: number;
+  };
+  pack: {
+    /** Empty hosts to keep on top of those already empty (spares for failures and bursts). */
+    spareHosts: number;
+    /** A host counts as fully used for packing at this fraction of its Placement capacity. */
+    maxFill: number;
+  };
+  /** A move must improve the objective by at least this much (after migration cost). */
+  minGain: number;
+  /** Imbalance units charged per second of estimated migration time. */
+  migrationCostPerSecond: number;
+  /** Penalty per soft server-group violation, in imbalance units. */
+  softGroupPenalty: number;
+  costModel: CostModelPolicy;
+}

@@ -1,0 +1,43 @@
+// What a user needs to point clients at a running simulator: a clouds.yaml entry and OS_*
+// variables, for the admin user and project.
+export interface ConnectInfo {
+  authUrl: string;
+  password: string;
+  cloudName: string;
+  prometheusUrl: string;
+  controlUrl: string;
+}
+
+export function cloudsYaml(c: ConnectInfo): string {
+  return [
+    'clouds:',
+    `  ${c.cloudName}:`,
+    '    auth:',
+    `      auth_url: ${c.authUrl}`,
+    '      username: admin',
+    `      password: ${c.password}`,
+    '      project_name: admin',
+    '      user_domain_name: Default',
+    '      project_domain_name: Default',
+    '    region_name: RegionOne',
+    '    interface: public',
+    '    identity_api_version: 3',
+    '',
+  ].join('\n');
+}
+
+export function envExports(c: ConnectInfo): string {
+  return [
+    `export OS_AUTH_URL=${c.authUrl}`,
+    'export OS_USERNAME=admin',
+    `export OS_PASSWORD=${c.password}`,
+    'export OS_PROJECT_NAME=admin',
+    'export OS_USER_DOMAIN_NAME=Default',
+    'export OS_PROJECT_DOMAIN_NAME=Default',
+    'export OS_REGION_NAME=RegionOne',
+    'export OS_INTERFACE=public',
+    'export OS_IDENTITY_API_VERSION=3',
+    'export OS_AUTH_TYPE=password',
+    '',
+  ].join('\n');
+}

@@ -1,0 +1,59 @@
+// Prometheus' instant-query API over the simulator's metrics (see src/sim/metrics.ts).
+import { metricsSource } from '../metrics.js';
+import type { SimCloud } from '../model.js';
+import { evaluate, PromQLError } from '../promql.js';
+import { type Ctx, type Route, route, sendJson } from './respond.js';
+
+export const PROMETHEUS_PREFIX = '/prometheus';
+
+export function prometheusRoutes(cloud: SimCloud): Route[] {
+  const query = (ctx: Ctx, params: URLSearchParams): void => {
+    const expr = params.get('query');
+    if (!expr) {
+      sendJson(ctx, 400, {
+        status: 'error',
+        errorType: 'bad_data',
+        error: 'invalid parameter "query": unknown query',
+      });
+      return;
+    }
+    const timeParam = params.get('time');
+    const ts = timeParam === null ? Date.now() / 1000 : Number(timeParam);
+    if (!Number.isFinite(ts)) {
+      sendJson(ctx, 400, {
+        status: 'error',
+        errorType: 'bad_data',
+        error: `invalid parameter "time": cannot parse "${timeParam}" to a valid timestamp`,
+      });
+      return;
+    }
+    cloud.sync();
+    // Loads are the simulated cloud's now; the sample time is the caller's clock, as a real
+    // Prometheus evaluating "now" would stamp it.
+    try {
+      const v = evaluate(expr, metricsSource(cloud), cloud.clock.nowSeconds());
+      const data =
+        v.kind === 'scalar'
+          ? { resultType: 'scalar', result: [ts, String(v.value)] }
+          : {
+              resultType: 'vector',
+              result: v.samples.map((s) => ({ metric: s.labels, value: [ts, String(s.value)] })),
+            };
+      sendJson(ctx, 200, { status: 'success', data });
+    } catch (e) {
+      if (e instanceof PromQLError || e instanceof SyntaxError) {
+        sendJson(ctx, 400, { status: 'error', errorType: 'bad_data', error: e.message });
+        return;
+      }
+      throw e;
+    }
+  };
+  return [
+    route('GET', '/api/v1/query', (ctx) => query(ctx, ctx.query)),
+    route('POST', '/api/v1/query', (ctx) => {
+      const form = typeof ctx.body === 'string' ? new URLSearchParams(ctx.body) : ctx.query;
+      query(ctx, form);
+    }),
+    route('GET', '/-/ready', (ctx) => sendJson(ctx, 200, 'Prometheus Server is Ready.')),
+  ];
+}

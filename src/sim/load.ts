@@ -1,0 +1,118 @@
+// Server load over virtual time. Each server is mapped to one utilization series by a hash of
+// its id, so the mapping is stable across runs; the series' shares are scaled to the flavor.
+import { hash32 } from './ids.js';
+
+/** One VM's utilization history (the shape src/traces/bitbrains.ts produces). */
+export interface LoadSeries {
+  cores: number;
+  memCapacityMB: number;
+  stepSeconds: number;
+  cpuCores: Float32Array;
+  memMB: Float32Array;
+}
+
+export interface LoadSubject {
+  id: string;
+  vcpus: number;
+  ramMB: number;
+  /** Load given by a snapshot; used by the "static" model. */
+  fixed?: { cpu?: number | undefined; memoryMB?: number | undefined } | undefined;
+}
+
+export interface ServerLoad {
+  cpu: number;
+  memoryMB: number;
+}
+
+export interface LoadModel {
+  readonly kind: 'trace' | 'generated' | 'static';
+  /** Short human description for logs and docs (e.g. "bitbrains: 480 series"). */
+  readonly description: string;
+  serverLoad(subject: LoadSubject, tSeconds: number): ServerLoad;
+}
+
+// A hypervisor sees guest memory the guest has touched once, not what it uses now: a guest
+// rarely gives memory back. We count a floor of the flavor plus the trace's share of the rest.
+const MEMORY_FLOOR = 0.3;
+
+export function traceLoadModel(series: readonly LoadSeries[]): LoadModel {
+  const usable = series.filter((s) => s.cores >= 1 && s.memCapacityMB >= 256 && s.cpuCores.length >= 2);
+  if (usable.length === 0)
+    throw new RangeError('trace load model: no usable series (cores >= 1, >= 2 samples)');
+  return {
+    kind: 'trace',
+    description: `trace: ${usable.length} series`,
+    serverLoad(subject, t) {
+      const h = hash32(subject.id);
+      const s = usable[h % usable.length] as LoadSeries;
+      const n = s.cpuCores.length;
+      const pos = t / s.stepSeconds + ((h >>> 8) % n);
+      const i0 = Math.floor(pos) % n;
+      const i1 = (i0 + 1) % n;
+      const f = pos - Math.floor(pos);
+      const cpu = lerp(s.cpuCores[i0] ?? 0, s.cpuCores[i1] ?? 0, f);
+      const mem = lerp(s.memMB[i0] ?? 0, s.memMB[i1] ?? 0, f);
+      const cpuShare = clamp01(cpu / s.cores);
+      const memShare = clamp01(mem / s.memCapacityMB);
+      return {
+        cpu: round3(cpuShare * subject.vcpus),
+        memoryMB: Math.round(subject.ramMB * (MEMORY_FLOOR + (1 - MEMORY_FLOOR) * memShare)),
+      };
+    },
+  };
+}
+
+/**
+ * Load without a trace: a heavy-tailed per-server level with a daily cycle and hourly noise,
+ * all derived from the server id and the hour, so it is reproducible.
+ */
+export function generatedLoadModel(): LoadModel {
+  return {
+    kind: 'generated',
+    description: 'generated: daily cycle with heavy-tailed levels',
+    serverLoad: generatedLoad,
+  };
+}
+
+/** Loads as recorded in a snapshot; servers without one fall back to generated load. */
+export function staticLoadModel(): LoadModel {
+  return {
+    kind: 'static',
+    description: 'static: loads from the snapshot',
+    serverLoad(subject, t) {
+      const g = generatedLoad(subject, t);
+      return {
+        cpu: subject.fixed?.cpu ?? g.cpu,
+        memoryMB: subject.fixed?.memoryMB ?? g.memoryMB,
+      };
+    },
+  };
+}
+
+function generatedLoad(subject: LoadSubject, t: number): ServerLoad {
+  const h = hash32(subject.id);
+  const u1 = (h & 0xffff) / 0x10000;
+  const u2 = ((h >>> 16) & 0xffff) / 0x10000;
+  const level = 0.03 + 0.6 * u1 ** 3;
+  const day = Math.sin(2 * Math.PI * (t / 86400 + u2));
+  const hour = Math.floor(t / 3600);
+  const noise = (hash32(`${subject.id}:${hour}`) / 0xffffffff - 0.5) * 0.2;
+  const cpuShare = clamp01(level * (1 + 0.5 * day) * (1 + noise));
+  const memShare = clamp01(0.2 + 0.6 * u2 * u1 + 0.05 * day);
+  return {
+    cpu: round3(cpuShare * subject.vcpus),
+    memoryMB: Math.round(subject.ramMB * (MEMORY_FLOOR + (1 - MEMORY_FLOOR) * memShare)),
+  };
+}
+
+function lerp(a: number, b: number, f: number): number {
+  return a + (b - a) * f;
+}
+
+function clamp01(x: number): number {
+  return x < 0 || Number.isNaN(x) ? 0 : x > 1 ? 1 : x;
+}
+
+function round3(x: number): number {
+  return Math.round(x * 1000) / 1000;
+}

@@ -1,0 +1,208 @@
+import { describe, expect, it } from 'vitest';
+import { checkPlan } from '../../src/checker/index.js';
+import type { Plan } from '../../src/model/plan.js';
+import type { Snapshot } from '../../src/model/snapshot.js';
+import { planSnapshot } from '../../src/planner/index.js';
+import type { Policy } from '../../src/policy/types.js';
+import { cluster, group, host, server } from '../fixtures/cluster.js';
+import { policyWith } from '../fixtures/state.js';
+
+function planChecked(snapshot: Snapshot, policy: Policy = policyWith()): Plan {
+  const plan = planSnapshot(snapshot, policy);
+  const result = checkPlan(snapshot, plan, { dimensions: policy.dimensions });
+  expect(result.violations).toEqual([]);
+  return plan;
+}
+
+const moves = (plan: Plan) => plan.aggregates.flatMap((a) => a.moves);
+const unresolved = (plan: Plan) => plan.aggregates.flatMap((a) => a.unresolved);
+
+describe('evacuate', () => {
+  it('drains a disabled host, even when balance gets worse', () => {
+    const snap = cluster(
+      [host('a', { status: 'disabled' }), host('b'), host('c')],
+      [server('s1', 'a', { cpu: 4 }), server('s2', 'a', { cpu: 4 }), server('s3', 'b'), server('s4', 'c')],
+    );
+    const plan = planChecked(snap, policyWith({ budget: { maxMoves: 10 } }));
+    const evac = moves(plan).filter((m) => m.phase === 'evacuate');
+    expect(evac.map((m) => m.server).sort()).toEqual(['s1', 's2']);
+    expect(evac.every((m) => m.from === 'a' && m.reason.includes('disabled (maintenance)'))).toBe(true);
+    expect(plan.aggregates[0]!.hostsFreed).toEqual(['a']);
+  });
+
+  it('reports servers that cannot leave and hosts that cannot take them', () => {
+    const snap = cluster(
+      [host('a', { status: 'disabled' }), host('b', { vcpus: 2 })],
+      [server('local', 'a', { sharedStorage: false }), server('big', 'a', { vcpus: 8 })],
+    );
+    const plan = planChecked(snap);
+    expect(moves(plan)).toEqual([]);
+    expect(unresolved(plan).join('\n')).toMatch(/local storage/);
+    expect(unresolved(plan).join('\n')).toMatch(/no host can take big .*capacity/);
+  });
+
+  it('never evacuates into another aggregate or zone', () => {
+    const snap = cluster(
+      [
+        host('a', { status: 'disabled', aggregates: ['gold'], az: 'z1' }),
+        host('b', { aggregates: ['silver'], az: 'z1' }),
+        host('c', { aggregates: ['gold'], az: 'z2' }),
+      ],
+      [server('s1', 'a')],
+    );
+    const plan = planChecked(snap);
+    expect(moves(plan)).toEqual([]);
+    expect(unresolved(plan).join('\n')).toMatch(/same-zone/);
+  });
+});
+
+describe('repair', () => {
+  it('spreads an anti-affinity group stacked on one host', () => {
+    const snap = cluster(
+      [host('a'), host('b'), host('c')],
+      [server('m1', 'a'), server('m2', 'a'), server('m3', 'a'), server('x', 'b')],
+      [group('g', 'anti-affinity', ['m1', 'm2', 'm3'])],
+    );
+    const plan = planChecked(snap);
+    const rep = moves(plan).filter((m) => m.phase === 'affinity');
+    expect(rep).toHaveLength(2);
+    expect(new Set(rep.map((m) => m.to))).toEqual(new Set(['b', 'c']));
+  });
+
+  it('gathers an affinity group split over three hosts as one unit', () => {
+    const snap = cluster(
+      [host('a', { vcpus: 4 }), host('b', { vcpus: 4 }), host('c', { vcpus: 4 }), host('d', { vcpus: 8 })],
+      [server('m1', 'a', { vcpus: 3 }), server('m2', 'b', { vcpus: 3 }), server('m3', 'c', { vcpus: 2 })],
+      [group('g', 'affinity', ['m1', 'm2', 'm3'])],
+    );
+    const plan = planChecked(snap, policyWith({ budget: { maxMoves: 3 } }));
+    const rep = moves(plan).filter((m) => m.phase === 'affinity');
+    expect(rep).toHaveLength(3);
+    expect(rep.every((m) => m.to === 'd')).toBe(true);
+  });
+
+  it('plans no part of an affinity unit the budget cannot finish', () => {
+    const snap = cluster(
+      [host('a', { vcpus: 4 }), host('b', { vcpus: 4 }), host('c', { vcpus: 4 }), host('d', { vcpus: 8 })],
+      [server('m1', 'a', { vcpus: 3 }), server('m2', 'b', { vcpus: 3 }), server('m3', 'c', { vcpus: 2 })],
+      [group('g', 'affinity', ['m1', 'm2', 'm3'])],
+    );
+    const plan = planChecked(snap, policyWith({ budget: { maxMoves: 2 } }));
+    expect(moves(plan).filter((m) => m.phase === 'affinity')).toEqual([]);
+    expect(unresolved(plan).join('\n')).toMatch(/server group g \(affinity\).*budget/);
+  });
+
+  it('reports an unrepairable group', () => {
+    const snap = cluster(
+      [host('a'), host('b')],
+      [server('m1', 'a'), server('m2', 'a'), server('m3', 'b')],
+      [group('db', 'anti-affinity', ['m1', 'm2', 'm3'])],
+    );
+    const plan = planChecked(snap);
+    expect(unresolved(plan).join('\n')).toMatch(/server group db .*1 member\(s\) too many remain on a/);
+  });
+});
+
+describe('spread', () => {
+  const hot = () =>
+    cluster(
+      [host('a'), host('b'), host('c'), host('d')],
+      [
+        ...Array.from({ length: 6 }, (_, i) => server(`h${i}`, 'a', { vcpus: 1, ramMB: 4096, cpu: 2, memMB: 4000 })),
+        server('b1', 'b', { vcpus: 1, cpu: 0.5, memMB: 1000 }),
+        server('c1', 'c', { vcpus: 1, cpu: 0.5, memMB: 1000 }),
+        server('d1', 'd', { vcpus: 1, cpu: 0.5, memMB: 1000 }),
+      ],
+    );
+
+  it('moves load off the hot host and lowers the imbalance', () => {
+    const plan = planChecked(hot());
+    const agg = plan.aggregates[0]!;
+    expect(agg.moves.length).toBeGreaterThan(0);
+    expect(agg.moves.every((m) => m.phase === 'spread')).toBe(true);
+    expect(agg.moves.filter((m) => m.from === 'a').length).toBeGreaterThanOrEqual(agg.moves.length - 1);
+    expect(agg.after.imbalance).toBeLessThan(agg.before.imbalance / 2);
+    expect(agg.moves[0]!.reason).toMatch(/a runs hot .*imbalance/);
+  });
+
+  it('respects the move budget', () => {
+    expect(moves(planChecked(hot(), policyWith({ budget: { maxMoves: 2 } })))).toHaveLength(2);
+  });
+
+  it('does not move when no move buys the minimum gain', () => {
+    expect(moves(planChecked(hot(), policyWith({ minGain: 1 })))).toEqual([]);
+  });
+
+  it('stops at the target imbalance', () => {
+    const plan = planChecked(hot(), policyWith({ spread: { targetImbalance: 0.9 } }));
+    expect(moves(plan)).toEqual([]);
+  });
+
+  it('limits outgoing migrations per host per wave (max_concurrent_live_migrations)', () => {
+    const plan = planChecked(hot());
+    const fromA = plan.aggregates[0]!.moves.filter((m) => m.from === 'a').map((m) => m.wave);
+    expect(new Set(fromA).size).toBe(fromA.length);
+    const two = planChecked(hot(), policyWith({ concurrency: { perHostOutgoing: 2, global: 10 } }));
+    const perWave = new Map<number, number>();
+    for (const m of two.aggregates[0]!.moves.filter((x) => x.from === 'a')) perWave.set(m.wave, (perWave.get(m.wave) ?? 0) + 1);
+    expect(Math.max(...perWave.values())).toBeLessThanOrEqual(2);
+    expect(new Set(two.aggregates[0]!.moves.map((m) => m.wave)).size).toBeLessThan(fromA.length);
+  });
+});
+
+describe('pack', () => {
+  it('frees the emptiest host and never fills an empty one', () => {
+    const snap = cluster(
+      [host('a'), host('b'), host('c'), host('spare')],
+      [server('a1', 'a', { vcpus: 8 }), server('b1', 'b', { vcpus: 6 }), server('c1', 'c', { vcpus: 2 })],
+    );
+    const plan = planChecked(snap, policyWith({ mode: 'pack' }));
+    const agg = plan.aggregates[0]!;
+    expect(agg.hostsFreed).toContain('c');
+    expect(agg.moves.every((m) => m.to !== 'spare')).toBe(true);
+    expect(agg.moves.every((m) => m.phase === 'pack' && /freeing/.test(m.reason))).toBe(true);
+  });
+
+  it('never half drains a host', () => {
+    const snap = cluster(
+      [host('a', { vcpus: 8 }), host('b', { vcpus: 8 })],
+      [server('a1', 'a', { vcpus: 6 }), server('b1', 'b', { vcpus: 1 }), server('b2', 'b', { vcpus: 3 })],
+    );
+    const plan = planChecked(snap, policyWith({ mode: 'pack' }));
+    expect(moves(plan)).toEqual([]);
+  });
+
+  it('does not drain a host with a server that cannot move', () => {
+    const snap = cluster(
+      [host('a'), host('b')],
+      [server('a1', 'a', { vcpus: 2, sharedStorage: false }), server('a2', 'a', { vcpus: 2 }), server('b1', 'b', { vcpus: 12 })],
+    );
+    // a is the emptier host but keeps a1 whatever happens, so b is the one drained.
+    const plan = planChecked(snap, policyWith({ mode: 'pack' }));
+    expect(moves(plan).map((m) => `${m.server}:${m.from}->${m.to}`)).toEqual(['b1:b->a']);
+    expect(plan.aggregates[0]!.hostsFreed).toEqual(['b']);
+  });
+});
+
+describe('waves', () => {
+  it('a move that needs room freed by another goes in a later wave', () => {
+    // b is full; s1 can go to b only after b1 has left for c.
+    const snap = cluster(
+      [host('a', { vcpus: 8, status: 'disabled' }), host('b', { vcpus: 4 }), host('c', { vcpus: 4, cpuLoad: 0 })],
+      [server('s1', 'a', { vcpus: 4 }), server('b1', 'b', { vcpus: 4, sharedStorage: true })],
+    );
+    const plan = planSnapshot(snap, policyWith());
+    // Whatever the planner chose, the checker must accept the waves it built.
+    expect(checkPlan(snap, plan).violations).toEqual([]);
+  });
+
+  it('is deterministic: the same snapshot and policy give byte-identical plans', () => {
+    const snap = cluster(
+      [host('a'), host('b'), host('c', { status: 'disabled' })],
+      Array.from({ length: 12 }, (_, i) => server(`s${String(i).padStart(2, '0')}`, i % 3 === 0 ? 'c' : 'a', { cpu: 1 + (i % 4) })),
+    );
+    const a = JSON.stringify(planSnapshot(snap, policyWith()));
+    const b = JSON.stringify(planSnapshot(structuredClone(snap), policyWith()));
+    expect(a).toBe(b);
+  });
+});
