@@ -32,6 +32,18 @@ export interface WaveRun {
   readonly moves: readonly ResolvedMove[];
 }
 
+/** The wave's steps grouped by their source (`from`) or destination (`to`) host, in step order. */
+export function stepsByHost(wave: WaveRun, side: 'from' | 'to'): Array<{ host: Host; steps: number[] }> {
+  const byHost = new Map<string, { host: Host; steps: number[] }>();
+  for (const m of wave.moves) {
+    const host = m[side];
+    const entry = byHost.get(host.name) ?? { host, steps: [] };
+    entry.steps.push(m.move.step);
+    byHost.set(host.name, entry);
+  }
+  return [...byHost.values()];
+}
+
 export interface ReplayState {
   /** Host the server counts on now: its destination from the moment its step is taken. */
   locationOf(serverId: string): string | undefined;

@@ -292,3 +292,17 @@ openstack application credential create aicerine-actuator --role ${o.roles.actua
 # Each prints an id and a secret: put them in clouds.yaml (auth_type: v3applicationcredential).
 `;
 }
+
+/** The path prefixes the services see, read from the catalog endpoints of a session. */
+export async function prefixesFromCatalog(endpoint: (type: string) => Promise<string>, withNetwork = true): Promise<ServicePrefixes> {
+  const p: ServicePrefixes = {
+    ...DEFAULT_PREFIXES,
+    compute: prefixFromEndpoint(await endpoint('compute')),
+    placement: prefixFromEndpoint(await endpoint('placement')),
+  };
+  if (withNetwork) {
+    const net = await endpoint('network').catch(() => undefined);
+    if (net) p.network = `${prefixFromEndpoint(net)}/v2.0`;
+  }
+  return p;
+}

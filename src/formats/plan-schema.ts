@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { MOVE_PHASES, PLAN_FORMAT, PLAN_MODES } from '../model/plan.js';
-import { isoTime, nonEmpty, nonNeg, posInt, text } from './schema-helpers.js';
+import { isoTime, nonEmpty, nonNeg, nonNegInt, posInt, text } from './schema-helpers.js';
 
 const dimension = z.looseObject({ stddev: nonNeg(), max: nonNeg() });
 const balance = z.looseObject({ imbalance: nonNeg(), dimensions: z.record(z.string(), dimension) });
@@ -14,6 +14,8 @@ const move = z.looseObject({
   phase: z.enum(MOVE_PHASES),
   reason: text(),
   estimatedSeconds: nonNeg(),
+  gain: z.number({ error: 'expected a number' }).optional(),
+  after: z.array(posInt(), { error: 'expected a list of step numbers' }).optional(),
 });
 
 export const planSchema = z.looseObject({
@@ -31,4 +33,7 @@ export const planSchema = z.looseObject({
     }),
   ),
   stats: z.looseObject({ planningMs: nonNeg() }),
+  limits: z
+    .looseObject({ maxMoves: nonNegInt(), perHostOutgoing: posInt(), globalConcurrent: posInt() })
+    .optional(),
 });

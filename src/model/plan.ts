@@ -41,6 +41,8 @@ export interface AggregatePlan {
   after: BalanceStats;
   hostsFreed: string[];
   unresolved: string[];
+  /** Pack: empty hosts kept as spares (pack.spareHosts), not to be powered off. */
+  spareHosts?: string[];
 }
 
 export interface PlanStats {

@@ -13,6 +13,15 @@ import { spread } from './phases/spread.js';
 import { ClusterState } from './state.js';
 import { scheduleWaves } from './waves.js';
 
+/** The empty hosts kept as spares (largest first), so the rest of the freed ones may be powered off. */
+function spareHosts(state: ClusterState, agg: number, count: number): string[] {
+  return state.aggregates[agg]!.hosts
+    .filter((h) => state.hosts[h]!.usable && state.on[h]!.size === 0)
+    .sort((a, b) => state.hosts[b]!.cap[1]! - state.hosts[a]!.cap[1]! || a - b)
+    .slice(0, count)
+    .map((h) => state.hosts[h]!.name);
+}
+
 export interface PlanOptions {
   /** Milliseconds clock for stats.planningMs; without it planningMs is 0 and the plan is byte-stable. */
   now?: () => number;
@@ -56,6 +65,7 @@ export function planSnapshot(snapshot: Snapshot, policy: Policy, options: PlanOp
       after: balanceStats(state, agg.index),
       hostsFreed: agg.hosts.filter((h) => initiallyOccupied[h] && state.on[h]!.size === 0).map((h) => state.hosts[h]!.name),
       unresolved: ctx.unresolved[agg.index]!,
+      ...(policy.mode === 'pack' ? { spareHosts: spareHosts(state, agg.index, policy.pack.spareHosts) } : {}),
     };
   });
 

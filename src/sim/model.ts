@@ -199,6 +199,8 @@ export class SimCloud {
 
   /** Why a migration ended in "error" (the conductor's reason; Nova logs it, the API does not show it). */
   readonly lastErrors = new Map<number, string>();
+  private eventTimeMs: number | null = null;
+
   /** Live migrations fail while true (like the lab's live_migration_fail file, empty). */
   failAllMigrations = false;
   /** Live migrations of these servers fail. */
@@ -215,17 +217,24 @@ export class SimCloud {
     buildFromSnapshot(this, snapshot, options.maxConcurrentLiveMigrations ?? 1);
   }
 
+  /** Virtual now; while an event runs, the event's own time, so late processing changes nothing. */
   nowMs(): number {
-    return this.clock.nowMs();
+    return this.eventTimeMs ?? this.clock.nowMs();
   }
 
-  /** Runs every event due by now. Call before reading or changing state. */
+  /** Runs every event due by now, each at its own time. Call before reading or changing state. */
   sync(): void {
+    if (this.eventTimeMs !== null) return;
     const now = this.clock.nowMs();
-    for (;;) {
-      const e = this.events.popDue(now);
-      if (!e) break;
-      e.run();
+    try {
+      for (;;) {
+        const e = this.events.popDue(now);
+        if (!e) break;
+        this.eventTimeMs = e.at;
+        e.run();
+      }
+    } finally {
+      this.eventTimeMs = null;
     }
   }
 

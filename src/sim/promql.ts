@@ -28,15 +28,20 @@ type Node =
   | { t: 'num'; v: number }
   | { t: 'sel'; name: string | null; matchers: Matcher[]; range: number | null }
   | { t: 'fn'; name: string; arg: Node }
+  | { t: 'timestamp'; arg: Node }
   | { t: 'agg'; op: string; by: string[] | null; without: boolean; arg: Node }
   | { t: 'bin'; op: string; l: Node; r: Node };
 
 const AGGS = new Set(['sum', 'avg', 'min', 'max', 'count']);
 const RANGE_FNS = new Set(['rate', 'irate', 'increase']);
 
-export function evaluate(query: string, source: SeriesSource, t: number): Value {
+/**
+ * Evaluates at model time `t`; `sampleTs` is what timestamp() reports (the scrape time, on the
+ * caller's clock).
+ */
+export function evaluate(query: string, source: SeriesSource, t: number, sampleTs = t): Value {
   const ast = new Parser(query).parseAll();
-  return evalNode(ast, source, t);
+  return evalNode(ast, source, t, sampleTs);
 }
 
 class Parser {
@@ -151,6 +156,12 @@ class Parser {
       if (by === null) mod();
       return { t: 'agg', op: name, by, without, arg };
     }
+    if (name === 'timestamp' && this.peek() === '(') {
+      this.expect('(');
+      const arg = this.expr();
+      this.expect(')');
+      return { t: 'timestamp', arg };
+    }
     if (this.peek() === '(') {
       if (!RANGE_FNS.has(name)) this.fail(`function ${name} is not supported by the simulator`);
       this.expect('(');
@@ -223,7 +234,7 @@ function matches(labels: Record<string, string>, ms: Matcher[]): boolean {
   return true;
 }
 
-function evalNode(n: Node, src: SeriesSource, t: number): Value {
+function evalNode(n: Node, src: SeriesSource, t: number, ts: number): Value {
   switch (n.t) {
     case 'num':
       return { kind: 'scalar', value: n.v };
@@ -248,8 +259,13 @@ function evalNode(n: Node, src: SeriesSource, t: number): Value {
         });
       return { kind: 'vector', samples };
     }
+    case 'timestamp': {
+      const v = evalNode(n.arg, src, t, ts);
+      if (v.kind !== 'vector') throw new PromQLError('timestamp() expects an instant vector');
+      return { kind: 'vector', samples: v.samples.map((s) => ({ labels: dropName(s.labels), value: ts })) };
+    }
     case 'agg': {
-      const v = evalNode(n.arg, src, t);
+      const v = evalNode(n.arg, src, t, ts);
       if (v.kind !== 'vector') throw new PromQLError(`${n.op}() expects an instant vector`);
       const groups = new Map<string, { labels: Record<string, string>; values: number[] }>();
       for (const s of v.samples) {
@@ -272,8 +288,8 @@ function evalNode(n: Node, src: SeriesSource, t: number): Value {
       return { kind: 'vector', samples };
     }
     case 'bin': {
-      const l = evalNode(n.l, src, t);
-      const r = evalNode(n.r, src, t);
+      const l = evalNode(n.l, src, t, ts);
+      const r = evalNode(n.r, src, t, ts);
       const f = (a: number, b: number): number =>
         n.op === '+' ? a + b : n.op === '-' ? a - b : n.op === '*' ? a * b : a / b;
       if (l.kind === 'scalar' && r.kind === 'scalar') return { kind: 'scalar', value: f(l.value, r.value) };

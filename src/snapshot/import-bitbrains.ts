@@ -60,7 +60,8 @@ export function importBitbrains(series: readonly VmSeries[], opts: BitbrainsImpo
   const H =
     opts.hosts ??
     Math.max(1, Math.ceil(Math.max(demandV / capV, demandM / capM) / BITBRAINS_TARGET_ALLOCATION));
-  if (!Number.isInteger(H) || H < 1) throw new RangeError(`bitbrains import: hosts must be a positive integer, got ${H}`);
+  if (!Number.isInteger(H) || H < 1)
+    throw new RangeError(`bitbrains import: hosts must be a positive integer, got ${H}`);
 
   const rng = createRng(opts.seed);
   const tie = series.map(() => rng.next());
@@ -91,7 +92,10 @@ export function importBitbrains(series: readonly VmSeries[], opts: BitbrainsImpo
     hostOf[i] = h;
   }
 
-  const names = Array.from({ length: H }, (_, h) => `bb-host-${String(h + 1).padStart(Math.max(2, String(H).length), '0')}`);
+  const names = Array.from(
+    { length: H },
+    (_, h) => `bb-host-${String(h + 1).padStart(Math.max(2, String(H).length), '0')}`,
+  );
   const t = start + at * 3600;
   const loadCpu = new Float64Array(H);
   const loadMem = new Float64Array(H);

@@ -84,9 +84,20 @@ export function importVmr2lWithWarnings(doc: unknown, opts: Vmr2lOptions = {}): 
   const flavors = new Map<string, Flavor>();
   d.vm_type_list.forEach((t, i) => {
     if (flavors.has(t.vm_type)) {
-      issues.push({ file, path: `vm_type_list[${i}].vm_type`, message: 'duplicate VM type', value: t.vm_type });
+      issues.push({
+        file,
+        path: `vm_type_list[${i}].vm_type`,
+        message: 'duplicate VM type',
+        value: t.vm_type,
+      });
     }
-    flavors.set(t.vm_type, { name: t.vm_type, vcpus: t.request_cpu, ramMB: t.request_mem_mb, diskGB: 0, extraSpecs: {} });
+    flavors.set(t.vm_type, {
+      name: t.vm_type,
+      vcpus: t.request_cpu,
+      ramMB: t.request_mem_mb,
+      diskGB: 0,
+      extraSpecs: {},
+    });
   });
 
   const picked = d.cluster_list
@@ -95,7 +106,11 @@ export function importVmr2lWithWarnings(doc: unknown, opts: Vmr2lOptions = {}): 
   if (picked.length === 0) {
     const names = d.cluster_list.map((c) => JSON.stringify(c.cluster_name)).join(', ');
     throw new InputError([
-      { file, path: 'cluster_list', message: `no cluster named ${JSON.stringify(opts.cluster)} (clusters: ${names})` },
+      {
+        file,
+        path: 'cluster_list',
+        message: `no cluster named ${JSON.stringify(opts.cluster)} (clusters: ${names})`,
+      },
     ]);
   }
 
@@ -108,13 +123,22 @@ export function importVmr2lWithWarnings(doc: unknown, opts: Vmr2lOptions = {}): 
   const serverAt = new Map<string, string>();
   for (const { c, index } of picked) {
     const before = servers.length;
-    importCluster(c, index, { az, flavors, file }, { hosts, servers, serverGroups, warnings, issues, hostAt, serverAt });
+    importCluster(
+      c,
+      index,
+      { az, flavors, file },
+      { hosts, servers, serverGroups, warnings, issues, hostAt, serverAt },
+    );
     if (opts.withLoad !== undefined) assignLoads(servers, before, opts.withLoad);
   }
   if (issues.length > 0) throw new InputError(issues);
   if (opts.withLoad !== undefined) sumHostLoads(hosts, servers);
-  if (picked.some(({ c }) => c.host_info.some((h) => 'numa' in h) || c.vm_instance.some((v) => 'numa' in v))) {
-    warnings.push('NUMA layout (host_info[].numa, vm_instance[].numa) ignored: capacity is per host, as in Placement');
+  if (
+    picked.some(({ c }) => c.host_info.some((h) => 'numa' in h) || c.vm_instance.some((v) => 'numa' in v))
+  ) {
+    warnings.push(
+      'NUMA layout (host_info[].numa, vm_instance[].numa) ignored: capacity is per host, as in Placement',
+    );
   }
   const maxMigrations = d.general_requirement?.maximum_migration;
   if (maxMigrations !== undefined) {
@@ -162,7 +186,12 @@ function importCluster(
     const path = `${at}.host_info[${hi}]`;
     const prev = out.hostAt.get(h.node_id);
     if (prev !== undefined) {
-      out.issues.push({ file, path: `${path}.node_id`, message: `duplicate host (also ${prev})`, value: h.node_id });
+      out.issues.push({
+        file,
+        path: `${path}.node_id`,
+        message: `duplicate host (also ${prev})`,
+        value: h.node_id,
+      });
       return;
     }
     out.hostAt.set(h.node_id, `${path}.node_id`);
@@ -186,14 +215,29 @@ function importCluster(
     const flavor = ctx.flavors.get(v.instance_type);
     const host = usage.get(v.host_id);
     if (flavor === undefined) {
-      out.issues.push({ file, path: `${path}.instance_type`, message: 'not in vm_type_list', value: v.instance_type });
+      out.issues.push({
+        file,
+        path: `${path}.instance_type`,
+        message: 'not in vm_type_list',
+        value: v.instance_type,
+      });
     }
     if (host === undefined) {
-      out.issues.push({ file, path: `${path}.host_id`, message: `not a host of cluster ${c.cluster_name}`, value: v.host_id });
+      out.issues.push({
+        file,
+        path: `${path}.host_id`,
+        message: `not a host of cluster ${c.cluster_name}`,
+        value: v.host_id,
+      });
     }
     const prev = out.serverAt.get(v.instance_id);
     if (prev !== undefined) {
-      out.issues.push({ file, path: `${path}.instance_id`, message: `duplicate VM (also ${prev})`, value: v.instance_id });
+      out.issues.push({
+        file,
+        path: `${path}.instance_id`,
+        message: `duplicate VM (also ${prev})`,
+        value: v.instance_id,
+      });
     }
     if (flavor === undefined || host === undefined || prev !== undefined) return;
     out.serverAt.set(v.instance_id, `${path}.instance_id`);
@@ -210,7 +254,8 @@ function importCluster(
       flavor,
       sharedStorage: true,
     };
-    if (v.allow_migration === 0 || v.allow_migration === false) server.metadata = { 'aicerine:exclude': 'true' };
+    if (v.allow_migration === 0 || v.allow_migration === false)
+      server.metadata = { 'aicerine:exclude': 'true' };
     out.servers.push(server);
   });
 
@@ -220,10 +265,20 @@ function importCluster(
     if (u === undefined) continue;
     h.usage = { VCPU: u.vcpus, MEMORY_MB: u.ramMB };
     if (u.vcpus > u.cpu) {
-      out.issues.push({ file, path: `${u.path}.node_cpu`, message: `VMs placed here need ${u.vcpus} vCPUs`, value: u.cpu });
+      out.issues.push({
+        file,
+        path: `${u.path}.node_cpu`,
+        message: `VMs placed here need ${u.vcpus} vCPUs`,
+        value: u.cpu,
+      });
     }
     if (u.ramMB > u.mem) {
-      out.issues.push({ file, path: `${u.path}.node_mem_mb`, message: `VMs placed here need ${u.ramMB} MiB`, value: u.mem });
+      out.issues.push({
+        file,
+        path: `${u.path}.node_mem_mb`,
+        message: `VMs placed here need ${u.ramMB} MiB`,
+        value: u.mem,
+      });
     }
   }
 
@@ -274,7 +329,8 @@ function importDeploymentSets(c: Vmr2lCluster, ci: number, inCluster: ReadonlySe
       `${at}: ${again} VM(s) in more than one deployment set: each kept in its first set only (Nova allows one server group per server)`,
     );
   }
-  if (foreign > 0) out.warnings.push(`${at}: ${foreign} deployment-set member(s) are not VMs of this cluster: ignored`);
+  if (foreign > 0)
+    out.warnings.push(`${at}: ${foreign} deployment-set member(s) are not VMs of this cluster: ignored`);
   if (empty > 0) out.warnings.push(`${at}: ${empty} deployment set(s) with no VM of this cluster: skipped`);
 }
 

@@ -24,13 +24,49 @@ export interface HostModel {
 
 export const HOST_MODELS: readonly HostModel[] = [
   // General purpose, CPU overcommitted 4:1.
-  { weight: 0.4, coreWeight: 1, memShape: 1, diskShape: 1, vcpuRatio: 4, memRatio: 1, reservedCores: 0, reservedMemMB: 8192 },
+  {
+    weight: 0.4,
+    coreWeight: 1,
+    memShape: 1,
+    diskShape: 1,
+    vcpuRatio: 4,
+    memRatio: 1,
+    reservedCores: 0,
+    reservedMemMB: 8192,
+  },
   // Compute-dense, no CPU overcommit, some cores kept for OVS/DPDK.
-  { weight: 0.2, coreWeight: 2, memShape: 0.8, diskShape: 0.7, vcpuRatio: 1, memRatio: 1, reservedCores: 2, reservedMemMB: 16384 },
+  {
+    weight: 0.2,
+    coreWeight: 2,
+    memShape: 0.8,
+    diskShape: 0.7,
+    vcpuRatio: 1,
+    memRatio: 1,
+    reservedCores: 2,
+    reservedMemMB: 16384,
+  },
   // Memory-rich, CPU overcommitted 2:1.
-  { weight: 0.2, coreWeight: 1, memShape: 1.6, diskShape: 1.5, vcpuRatio: 2, memRatio: 1, reservedCores: 0, reservedMemMB: 16384 },
+  {
+    weight: 0.2,
+    coreWeight: 1,
+    memShape: 1.6,
+    diskShape: 1.5,
+    vcpuRatio: 2,
+    memRatio: 1,
+    reservedCores: 0,
+    reservedMemMB: 16384,
+  },
   // An older, smaller generation with memory overcommit.
-  { weight: 0.2, coreWeight: 0.5, memShape: 1, diskShape: 1, vcpuRatio: 4, memRatio: 1.5, reservedCores: 0, reservedMemMB: 4096 },
+  {
+    weight: 0.2,
+    coreWeight: 0.5,
+    memShape: 1,
+    diskShape: 1,
+    vcpuRatio: 4,
+    memRatio: 1.5,
+    reservedCores: 0,
+    reservedMemMB: 4096,
+  },
 ];
 
 export interface FlavorSpec {

@@ -72,7 +72,12 @@ export interface GroupPlan {
  * Finds a host in `candidates` that satisfies `ok`, first by random probes, then by a scan from
  * a random offset (so the scan does not always favour the first hosts). -1 when none does.
  */
-export function findHost(candidates: readonly number[], ok: (h: number) => boolean, rng: Rng, probes = 16): number {
+export function findHost(
+  candidates: readonly number[],
+  ok: (h: number) => boolean,
+  rng: Rng,
+  probes = 16,
+): number {
   const n = candidates.length;
   if (n === 0) return -1;
   for (let i = 0; i < probes; i++) {
@@ -88,19 +93,32 @@ export function findHost(candidates: readonly number[], ok: (h: number) => boole
 }
 
 /** Places one group's members (hostOf[i] = host index); members that fit nowhere are dropped from it. */
-export function placeGroup(g: GroupPlan, flavors: readonly Flavor[], fill: HostFill, hostOf: Int32Array, rng: Rng): void {
+export function placeGroup(
+  g: GroupPlan,
+  flavors: readonly Flavor[],
+  fill: HostFill,
+  hostOf: Int32Array,
+  rng: Rng,
+): void {
   const together = g.policy === 'affinity' || (g.policy === 'soft-affinity' && rng.next() < 0.5);
   if (together) placeTogether(g, flavors, fill, hostOf, rng);
   else if (g.policy === 'soft-affinity') placeEach(g.members, g.hosts, flavors, fill, hostOf, rng);
   else placeApart(g, flavors, fill, hostOf, rng);
 }
 
-function placeTogether(g: GroupPlan, flavors: readonly Flavor[], fill: HostFill, hostOf: Int32Array, rng: Rng): void {
+function placeTogether(
+  g: GroupPlan,
+  flavors: readonly Flavor[],
+  fill: HostFill,
+  hostOf: Int32Array,
+  rng: Rng,
+): void {
   let host = -1;
   while (g.members.length >= 2) {
     const sum = sumFlavors(g.members, flavors);
     host = findHost(g.hosts, (h) => fill.fits(h, sum.vcpus, sum.ramMB, sum.diskGB, true), rng);
-    if (host < 0) host = findHost(g.hosts, (h) => fill.fits(h, sum.vcpus, sum.ramMB, sum.diskGB, false), rng, 0);
+    if (host < 0)
+      host = findHost(g.hosts, (h) => fill.fits(h, sum.vcpus, sum.ramMB, sum.diskGB, false), rng, 0);
     if (host >= 0) break;
     g.members.pop();
   }
@@ -129,7 +147,13 @@ function placeTogether(g: GroupPlan, flavors: readonly Flavor[], fill: HostFill,
   }
 }
 
-function placeApart(g: GroupPlan, flavors: readonly Flavor[], fill: HostFill, hostOf: Int32Array, rng: Rng): void {
+function placeApart(
+  g: GroupPlan,
+  flavors: readonly Flavor[],
+  fill: HostFill,
+  hostOf: Int32Array,
+  rng: Rng,
+): void {
   // How many members start stacked on one host: for a violated hard group one more than its
   // rule allows; soft groups and "2 per host" groups sometimes share a host legitimately.
   let stacked = 1;
@@ -141,7 +165,8 @@ function placeApart(g: GroupPlan, flavors: readonly Flavor[], fill: HostFill, ho
   const head = g.members.slice(0, stacked);
   const sum = sumFlavors(head, flavors);
   let host = findHost(g.hosts, (h) => fill.fits(h, sum.vcpus, sum.ramMB, sum.diskGB, true), rng);
-  if (host < 0) host = findHost(g.hosts, (h) => fill.fits(h, sum.vcpus, sum.ramMB, sum.diskGB, false), rng, 0);
+  if (host < 0)
+    host = findHost(g.hosts, (h) => fill.fits(h, sum.vcpus, sum.ramMB, sum.diskGB, false), rng, 0);
   if (host >= 0) {
     for (const m of head) {
       fill.add(host, flavors[m] as Flavor);
@@ -153,7 +178,8 @@ function placeApart(g: GroupPlan, flavors: readonly Flavor[], fill: HostFill, ho
   for (const m of rest) {
     const f = flavors[m] as Flavor;
     let h = findHost(g.hosts, (c) => !taken.has(c) && fill.fits(c, f.vcpus, f.ramMB, f.diskGB, true), rng);
-    if (h < 0) h = findHost(g.hosts, (c) => !taken.has(c) && fill.fits(c, f.vcpus, f.ramMB, f.diskGB, false), rng, 0);
+    if (h < 0)
+      h = findHost(g.hosts, (c) => !taken.has(c) && fill.fits(c, f.vcpus, f.ramMB, f.diskGB, false), rng, 0);
     if (h < 0) continue;
     fill.add(h, f);
     hostOf[m] = h;

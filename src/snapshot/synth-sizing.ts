@@ -44,7 +44,9 @@ export function flavorsForDensity(
     const meanM = weightedMean(allowed, (f) => f.flavor.ramMB);
     const maxV = Math.max(2, (0.5 * typicalCpu * serversPerHost * meanV) / targetCpu);
     const maxM = Math.max(2 * MIN_MEM_MB, (0.5 * typicalMem * serversPerHost * meanM) / targetMem);
-    const next = allowed.filter((f) => f.flavor.vcpus <= 2 || (f.flavor.vcpus <= maxV && f.flavor.ramMB <= maxM));
+    const next = allowed.filter(
+      (f) => f.flavor.vcpus <= 2 || (f.flavor.vcpus <= maxV && f.flavor.ramMB <= maxM),
+    );
     if (next.length === allowed.length) break;
     allowed = next;
   }
@@ -91,7 +93,9 @@ export function sizeHosts(
   );
   const diskFor = (k: number, i: number): number =>
     ladderDisk(k * (capV[i] as number) * (models[i] as HostModel).diskShape);
-  const kDisk = solveScale(demand.diskGB, target.disk, (k) => models.reduce((s, _m, i) => s + diskFor(k, i), 0));
+  const kDisk = solveScale(demand.diskGB, target.disk, (k) =>
+    models.reduce((s, _m, i) => s + diskFor(k, i), 0),
+  );
 
   return models.map((m, i) => {
     const c = cores[i] as number;

@@ -3,7 +3,13 @@
 import type { Flavor, Host, Server, ServerGroup, Snapshot } from '../model/snapshot.js';
 import { SNAPSHOT_FORMAT } from '../model/snapshot.js';
 import { createRng, type Rng } from '../util/rng.js';
-import { FLAVOR_CATALOG, type FlavorSpec, HOST_MODELS, PINNING_EXTRA_SPECS, TASK_STATES } from './synth-catalog.js';
+import {
+  FLAVOR_CATALOG,
+  type FlavorSpec,
+  HOST_MODELS,
+  PINNING_EXTRA_SPECS,
+  TASK_STATES,
+} from './synth-catalog.js';
 import { findHost, type GroupPlan, HostFill, placeGroup, placeRest } from './synth-placement.js';
 import { flavorsForDensity, type HostSize, sizeHosts } from './synth-sizing.js';
 
@@ -24,7 +30,14 @@ const GROUP_SIZE_WEIGHTS = [0.3, 0.25, 0.15, 0.1, 0.08, 0.07, 0.05];
 const GROUP_APPS = ['web', 'api', 'db', 'cache', 'mq', 'etl', 'search', 'auth'];
 
 /** Shares of servers that cannot be moved, each for one reason (formats.md, guarantee 5). */
-const SHARES = { pinned: 0.04, localDisk: 0.03, sriov: 0.02, excluded: 0.01, shutoff: 0.015, taskState: 0.005 };
+const SHARES = {
+  pinned: 0.04,
+  localDisk: 0.03,
+  sriov: 0.02,
+  excluded: 0.01,
+  shutoff: 0.015,
+  taskState: 0.005,
+};
 const HOT_HOST_SHARE = 0.08;
 
 export function synthesizeSnapshot(opts: SynthOptions): Snapshot {
@@ -36,7 +49,12 @@ export function synthesizeSnapshot(opts: SynthOptions): Snapshot {
   const rng = createRng(opts.seed);
 
   const target = { cpu: 0.6 + 0.15 * rng.next(), mem: 0.58 + 0.15 * rng.next(), disk: 0.45 };
-  const models = Array.from({ length: H }, () => rng.weighted(HOST_MODELS, HOST_MODELS.map((m) => m.weight)));
+  const models = Array.from({ length: H }, () =>
+    rng.weighted(
+      HOST_MODELS,
+      HOST_MODELS.map((m) => m.weight),
+    ),
+  );
   const offered = flavorsForDensity(FLAVOR_CATALOG, HOST_MODELS, S / H, target.cpu, target.mem);
   const pickFlavor = weightedPicker(offered);
   const flavors: Flavor[] = Array.from({ length: S }, () => pickFlavor(rng));
@@ -99,7 +117,11 @@ export function synthesizeSnapshot(opts: SynthOptions): Snapshot {
         MEMORY_MB: { total: size.memMB, reserved: size.reservedMemMB, allocationRatio: model.memRatio },
         DISK_GB: { total: size.diskGB, reserved: 0, allocationRatio: 1 },
       },
-      usage: { VCPU: fill.usedV[h] as number, MEMORY_MB: fill.usedM[h] as number, DISK_GB: fill.usedD[h] as number },
+      usage: {
+        VCPU: fill.usedV[h] as number,
+        MEMORY_MB: fill.usedM[h] as number,
+        DISK_GB: fill.usedD[h] as number,
+      },
       load: { cpu: loads.hostCpu[h] as number, memoryMB: loads.hostMem[h] as number },
     };
   });
@@ -139,12 +161,27 @@ function validate(o: SynthOptions): void {
   const K = o.aggregates ?? 0;
   const D = o.disabled ?? 0;
   need(Number.isInteger(o.hosts) && o.hosts >= 1, `hosts must be a positive integer, got ${o.hosts}`);
-  need(Number.isInteger(o.servers) && o.servers >= 0, `servers must be a non-negative integer, got ${o.servers}`);
+  need(
+    Number.isInteger(o.servers) && o.servers >= 0,
+    `servers must be a non-negative integer, got ${o.servers}`,
+  );
   need(Number.isInteger(o.groups) && o.groups >= 0, `groups must be a non-negative integer, got ${o.groups}`);
-  need(Number.isInteger(o.seed) && o.seed >= 0 && o.seed <= 0xffffffff, `seed must be an integer 0..4294967295, got ${o.seed}`);
-  need(Number.isInteger(K) && K >= 0 && K <= o.hosts, `aggregates must be an integer 0..hosts (${o.hosts}), got ${K}`);
-  need(Number.isInteger(D) && D >= 0 && D < o.hosts, `disabled must be an integer 0..hosts-1 (${o.hosts - 1}), got ${D}`);
-  need(o.groups * 2 <= o.servers, `${o.groups} groups of at least 2 servers need at least ${o.groups * 2} servers`);
+  need(
+    Number.isInteger(o.seed) && o.seed >= 0 && o.seed <= 0xffffffff,
+    `seed must be an integer 0..4294967295, got ${o.seed}`,
+  );
+  need(
+    Number.isInteger(K) && K >= 0 && K <= o.hosts,
+    `aggregates must be an integer 0..hosts (${o.hosts}), got ${K}`,
+  );
+  need(
+    Number.isInteger(D) && D >= 0 && D < o.hosts,
+    `disabled must be an integer 0..hosts-1 (${o.hosts - 1}), got ${D}`,
+  );
+  need(
+    o.groups * 2 <= o.servers,
+    `${o.groups} groups of at least 2 servers need at least ${o.groups * 2} servers`,
+  );
 }
 
 interface Layout {
@@ -264,17 +301,21 @@ function assignTraits(S: number, groups: readonly NamedGroup[], flavors: Flavor[
   };
 
   const variants = new Map<string, Flavor>();
-  take(pool.length >= 20 ? Math.max(PINNING_EXTRA_SPECS.length, Math.round(SHARES.pinned * S)) : 0).forEach((i, k) => {
-    const kind = PINNING_EXTRA_SPECS[k % PINNING_EXTRA_SPECS.length] as (typeof PINNING_EXTRA_SPECS)[number];
-    const base = flavors[i] as Flavor;
-    const name = `${base.name}.${kind.suffix}`;
-    let v = variants.get(name);
-    if (v === undefined) {
-      v = { ...base, name, extraSpecs: { ...kind.extraSpecs } };
-      variants.set(name, v);
-    }
-    flavors[i] = v;
-  });
+  take(pool.length >= 20 ? Math.max(PINNING_EXTRA_SPECS.length, Math.round(SHARES.pinned * S)) : 0).forEach(
+    (i, k) => {
+      const kind = PINNING_EXTRA_SPECS[
+        k % PINNING_EXTRA_SPECS.length
+      ] as (typeof PINNING_EXTRA_SPECS)[number];
+      const base = flavors[i] as Flavor;
+      const name = `${base.name}.${kind.suffix}`;
+      let v = variants.get(name);
+      if (v === undefined) {
+        v = { ...base, name, extraSpecs: { ...kind.extraSpecs } };
+        variants.set(name, v);
+      }
+      flavors[i] = v;
+    },
+  );
   for (const i of take(count(SHARES.localDisk))) traits.localDisk.add(i);
   for (const i of take(count(SHARES.sriov))) traits.sriov.add(i);
   for (const i of take(count(SHARES.excluded))) traits.excluded.add(i);
@@ -420,7 +461,10 @@ function shuffled(n: number, rng: Rng): Int32Array {
 
 function hex(rng: Rng, digits: number): string {
   let s = '';
-  while (s.length < digits) s += Math.floor(rng.next() * 0x10000).toString(16).padStart(4, '0');
+  while (s.length < digits)
+    s += Math.floor(rng.next() * 0x10000)
+      .toString(16)
+      .padStart(4, '0');
   return s.slice(0, digits);
 }
 
@@ -448,5 +492,5 @@ function round3(x: number): number {
 }
 
 function clamp(v: number, lo: number, hi: number): number {
-  return v < lo ? lo : v > hi ? hi : v;
+  return Math.max(lo, Math.min(hi, v));
 }

@@ -63,7 +63,9 @@ export async function loadBitbrainsHourly(path: string): Promise<VmSeries[]> {
   for (const name of HOURLY_COLUMNS) {
     const i = header.indexOf(name);
     if (i < 0) {
-      throw new InputError([{ file: path, path: 'line 1', message: `missing column "${name}" in the header` }]);
+      throw new InputError([
+        { file: path, path: 'line 1', message: `missing column "${name}" in the header` },
+      ]);
     }
     col[name] = i;
   }
@@ -75,7 +77,8 @@ export async function loadBitbrainsHourly(path: string): Promise<VmSeries[]> {
     const num = (name: Exclude<(typeof HOURLY_COLUMNS)[number], 'vm_id'>): number =>
       parseField(f[col[name]], path, ln + 1, name);
     const id = (f[col.vm_id] ?? '').trim();
-    if (id === '') throw new InputError([{ file: path, path: `line ${ln + 1}.vm_id`, message: 'empty VM id' }]);
+    if (id === '')
+      throw new InputError([{ file: path, path: `line ${ln + 1}.vm_id`, message: 'empty VM id' }]);
     let rows = byVm.get(id);
     if (rows === undefined) {
       rows = [];
@@ -105,13 +108,16 @@ export async function loadBitbrainsRaw(dir: string): Promise<VmSeries[]> {
     names = await readdir(dir);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    throw new InputError([{ file: dir, path: '', message: code === 'ENOENT' ? 'no such folder' : `cannot read (${code})` }]);
+    throw new InputError([
+      { file: dir, path: '', message: code === 'ENOENT' ? 'no such folder' : `cannot read (${code})` },
+    ]);
   }
   const files = names
     .map((name) => ({ name, id: /^(.+)\.csv(\.gz)?$/.exec(name)?.[1] }))
     .filter((f): f is { name: string; id: string } => f.id !== undefined)
     .sort((a, b) => compareIds(a.id, b.id));
-  if (files.length === 0) throw new InputError([{ file: dir, path: '', message: 'no *.csv or *.csv.gz files' }]);
+  if (files.length === 0)
+    throw new InputError([{ file: dir, path: '', message: 'no *.csv or *.csv.gz files' }]);
   const out: VmSeries[] = [];
   for (const { name, id } of files) {
     const file = join(dir, name);
@@ -137,7 +143,9 @@ export async function loadBitbrains(path: string): Promise<VmSeries[]> {
   const hourlyHere = names.find((n) => /^hourly.*\.csv(\.gz)?$/.test(n));
   if (hourlyHere !== undefined) return loadBitbrainsHourly(join(path, hourlyHere));
   if (names.includes('derived')) {
-    const derived = (await readdir(join(path, 'derived'))).sort().find((n) => /^hourly.*\.csv(\.gz)?$/.test(n));
+    const derived = (await readdir(join(path, 'derived')))
+      .sort()
+      .find((n) => /^hourly.*\.csv(\.gz)?$/.test(n));
     if (derived !== undefined) return loadBitbrainsHourly(join(path, 'derived', derived));
   }
   const raw = names.find((n) => n.startsWith('raw'));
@@ -214,7 +222,11 @@ function parseRawCsv(text: string, file: string): Sample[] {
     const f = line.split(';');
     if (f.length < 7) {
       throw new InputError([
-        { file, path: `line ${ln + 1}`, message: `expected at least 7 ";"-separated fields, got ${f.length}` },
+        {
+          file,
+          path: `line ${ln + 1}`,
+          message: `expected at least 7 ";"-separated fields, got ${f.length}`,
+        },
       ]);
     }
     const num = (i: number, name: string): number => parseField(f[i], file, ln + 1, name);
@@ -263,13 +275,17 @@ async function readText(path: string): Promise<string> {
     raw = await readFile(path);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    throw new InputError([{ file: path, path: '', message: code === 'ENOENT' ? 'no such file' : `cannot read (${code})` }]);
+    throw new InputError([
+      { file: path, path: '', message: code === 'ENOENT' ? 'no such file' : `cannot read (${code})` },
+    ]);
   }
   if (raw.length >= 2 && raw[0] === 0x1f && raw[1] === 0x8b) {
     try {
       return gunzipSync(raw).toString('utf8');
     } catch {
-      throw new InputError([{ file: path, path: '', message: 'looks gzip-compressed but does not decompress' }]);
+      throw new InputError([
+        { file: path, path: '', message: 'looks gzip-compressed but does not decompress' },
+      ]);
     }
   }
   return raw.toString('utf8');
@@ -283,5 +299,5 @@ function compareIds(a: string, b: string): number {
 }
 
 function clamp(v: number, lo: number, hi: number): number {
-  return v < lo ? lo : v > hi ? hi : v;
+  return Math.max(lo, Math.min(hi, v));
 }

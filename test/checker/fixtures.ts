@@ -203,3 +203,11 @@ export function inGold(moves: Move[], options?: CheckOptions, snap: Snapshot = t
     ? { snap, plan: plan(snap, { gold: moves }), options }
     : { snap, plan: plan(snap, { gold: moves }) };
 }
+
+/** Two aggregates of two hosts each: s1 on a1 (gold, with a2), s2 on b1 (silver, with b2). */
+export function twoAggregates(): Snapshot {
+  return snapshot(
+    [host('a1'), host('a2'), host('b1', { aggregates: ['silver'] }), host('b2', { aggregates: ['silver'] })],
+    [server('s1', 'a1'), server('s2', 'b1')],
+  );
+}

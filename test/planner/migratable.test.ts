@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { whyNotMigratable } from '../../src/planner/migratable.js';
-import { server } from '../fixtures/cluster.js';
+import { type ServerSpec, server } from '../fixtures/cluster.js';
 
 describe('whyNotMigratable (formats.md guarantee 5)', () => {
   it.each([
@@ -21,7 +21,7 @@ describe('whyNotMigratable (formats.md guarantee 5)', () => {
     { name: 'required SR-IOV trait', spec: { extraSpecs: { 'trait:CUSTOM_SRIOV_NIC': 'required' } }, why: /SR-IOV trait/ },
     { name: 'forbidden SR-IOV trait is fine', spec: { extraSpecs: { 'trait:CUSTOM_SRIOV_NIC': 'forbidden' } }, why: null },
   ])('$name', ({ spec, why }) => {
-    const r = whyNotMigratable(server('s', 'a', spec), true);
+    const r = whyNotMigratable(server('s', 'a', spec as ServerSpec), true);
     if (why === null) expect(r).toBeNull();
     else expect(r).toMatch(why);
   });

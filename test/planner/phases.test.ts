@@ -184,6 +184,21 @@ describe('pack', () => {
   });
 });
 
+describe('pack spares', () => {
+  it('keeps pack.spareHosts empty hosts: evacuation does not fill the last spare', () => {
+    const snap = cluster(
+      [host('a', { status: 'disabled' }), host('b', { vcpus: 4 }), host('spare')],
+      [server('s1', 'a', { vcpus: 8 }), server('b1', 'b', { vcpus: 2 })],
+    );
+    const kept = planChecked(snap, policyWith({ mode: 'pack', pack: { spareHosts: 1, maxFill: 1 } }));
+    expect(moves(kept)).toEqual([]);
+    expect(unresolved(kept).join('\n')).toMatch(/spare-hosts/);
+    expect(kept.aggregates[0]!.spareHosts).toEqual(['spare']);
+    const none = planChecked(snap, policyWith({ mode: 'pack', pack: { spareHosts: 0, maxFill: 1 } }));
+    expect(moves(none).filter((m) => m.phase === 'evacuate').map((m) => m.to)).toEqual(['spare']);
+  });
+});
+
 describe('waves', () => {
   it('a move that needs room freed by another goes in a later wave', () => {
     // b is full; s1 can go to b only after b1 has left for c.

@@ -11,7 +11,14 @@ describe('examples/small-cluster.json', () => {
   it('is exactly what the synth command produces', async () => {
     const file = new URL('../../examples/small-cluster.json', import.meta.url);
     const checkedIn = await readFile(file);
-    const made = synthesizeSnapshot({ hosts: 24, servers: 600, groups: 12, seed: 7, aggregates: 2, disabled: 1 });
+    const made = synthesizeSnapshot({
+      hosts: 24,
+      servers: 600,
+      groups: 12,
+      seed: 7,
+      aggregates: 2,
+      disabled: 1,
+    });
     expect(checkedIn.equals(encodeJson('small-cluster.json', made))).toBe(true);
     expect(() => parseSnapshot(JSON.parse(checkedIn.toString('utf8')), 'small-cluster.json')).not.toThrow();
   });

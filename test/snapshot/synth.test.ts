@@ -144,9 +144,9 @@ describe('synthesizeSnapshot', () => {
           const [main] = [...perHost].sort((a, b) => b[1].length - a[1].length)[0] as [string, Server[]];
           const others = members.filter((v) => v.host !== main);
           const h = hostByName.get(main) as Host;
-          expect((h.usage.VCPU as number) + others.reduce((a, v) => a + v.flavor.vcpus, 0)).toBeLessThanOrEqual(
-            capacity(h.inventory.VCPU),
-          );
+          expect(
+            (h.usage.VCPU as number) + others.reduce((a, v) => a + v.flavor.vcpus, 0),
+          ).toBeLessThanOrEqual(capacity(h.inventory.VCPU));
           expect(
             (h.usage.MEMORY_MB as number) + others.reduce((a, v) => a + v.flavor.ramMB, 0),
           ).toBeLessThanOrEqual(capacity(h.inventory.MEMORY_MB));
@@ -168,12 +168,19 @@ describe('synthesizeSnapshot', () => {
       expect(aggs.size).toBe(K);
       for (const h of s.hosts) expect(h.aggregates).toHaveLength(K > 0 ? 1 : 0);
       for (const a of aggs) {
-        expect(new Set(s.hosts.filter((h) => h.aggregates[0] === a).map((h) => h.availabilityZone)).size).toBe(1);
+        expect(
+          new Set(s.hosts.filter((h) => h.aggregates[0] === a).map((h) => h.availabilityZone)).size,
+        ).toBe(1);
       }
       const disabled = s.hosts.filter((h) => h.service.status === 'disabled');
       expect(disabled).toHaveLength(opts.disabled ?? 0);
       for (const h of disabled) {
-        expect(h.service).toEqual({ state: 'up', status: 'disabled', forcedDown: false, disabledReason: 'maintenance' });
+        expect(h.service).toEqual({
+          state: 'up',
+          status: 'disabled',
+          forcedDown: false,
+          disabledReason: 'maintenance',
+        });
       }
       for (const h of s.hosts) expect(h.service.state).toBe('up');
     });
@@ -248,6 +255,8 @@ describe('synthesizeSnapshot', () => {
     [{ disabled: 10 }, /disabled must be an integer 0\.\.hosts-1 \(9\), got 10/],
     [{ groups: 51 }, /51 groups of at least 2 servers need at least 102 servers/],
   ])('refuses %o', (bad, message) => {
-    expect(() => synthesizeSnapshot({ hosts: 10, servers: 100, groups: 5, seed: 1, ...bad })).toThrow(message);
+    expect(() => synthesizeSnapshot({ hosts: 10, servers: 100, groups: 5, seed: 1, ...bad })).toThrow(
+      message,
+    );
   });
 });

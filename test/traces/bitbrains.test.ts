@@ -24,7 +24,15 @@ const HEADER =
   'vm_id,hour_ts_s,cpu_cores,cpu_capacity_mhz,mem_capacity_kb,cpu_mhz_mean,cpu_mhz_max,mem_kb_mean,mem_kb_max,disk_read_kbps_mean,disk_write_kbps_mean,net_rx_kbps_mean,net_tx_kbps_mean';
 const T0 = 1375308000;
 
-function row(id: string, hour: number, cores: number, capMhz: number, memCapKB: number, mhz: number, memKB: number): string {
+function row(
+  id: string,
+  hour: number,
+  cores: number,
+  capMhz: number,
+  memCapKB: number,
+  mhz: number,
+  memKB: number,
+): string {
   return `${id},${T0 + hour * 3600},${cores},${capMhz},${memCapKB},${mhz},${mhz},${memKB},${memKB},0,0,0,0`;
 }
 
@@ -102,20 +110,32 @@ describe('loadBitbrainsHourly', () => {
   it('refuses a file without a needed column, naming the column', async () => {
     const file = join(dir, 'nocol.csv');
     await writeFile(file, 'vm_id,hour_ts_s,cpu_cores\n1,0,1\n');
-    await expect(loadBitbrainsHourly(file)).rejects.toThrow(`${file}: line 1: missing column "cpu_capacity_mhz"`);
+    await expect(loadBitbrainsHourly(file)).rejects.toThrow(
+      `${file}: line 1: missing column "cpu_capacity_mhz"`,
+    );
   });
 
   it('refuses a bad number with file, line, column and value', async () => {
     const file = join(dir, 'bad.csv');
-    await writeFile(file, [HEADER, row('1', 0, 2, 5200, 8388608, 100, 100).replace(',5200,', ',fast,')].join('\n'));
+    await writeFile(
+      file,
+      [HEADER, row('1', 0, 2, 5200, 8388608, 100, 100).replace(',5200,', ',fast,')].join('\n'),
+    );
     const err = await loadBitbrainsHourly(file).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(InputError);
-    expect((err as InputError).issues[0]).toMatchObject({ file, path: 'line 2.cpu_capacity_mhz', value: 'fast' });
+    expect((err as InputError).issues[0]).toMatchObject({
+      file,
+      path: 'line 2.cpu_capacity_mhz',
+      value: 'fast',
+    });
   });
 
   it('refuses two rows for the same VM and hour, and a missing file', async () => {
     const file = join(dir, 'dup.csv');
-    await writeFile(file, [HEADER, row('1', 0, 2, 5200, 8388608, 1, 1), row('1', 0, 2, 5200, 8388608, 1, 1)].join('\n'));
+    await writeFile(
+      file,
+      [HEADER, row('1', 0, 2, 5200, 8388608, 1, 1), row('1', 0, 2, 5200, 8388608, 1, 1)].join('\n'),
+    );
     await expect(loadBitbrainsHourly(file)).rejects.toThrow('vm 1: two rows for the same hour');
     await expect(loadBitbrainsHourly(join(dir, 'nope.csv'))).rejects.toThrow('nope.csv: no such file');
   });
@@ -132,7 +152,9 @@ describe('loadBitbrainsRaw', () => {
     await mkdir(rawDir);
     await writeFile(
       join(rawDir, '10.csv.gz'),
-      gzipSync([RAW_HEADER, raw(T0 + 10, 1300, 1024), raw(T0 + 310, 3900, 3072), raw(T0 + 3610, 0, 0)].join('\n')),
+      gzipSync(
+        [RAW_HEADER, raw(T0 + 10, 1300, 1024), raw(T0 + 310, 3900, 3072), raw(T0 + 3610, 0, 0)].join('\n'),
+      ),
     );
     await writeFile(join(rawDir, '9.csv'), [RAW_HEADER, raw(T0 + 5, 2600, 2048)].join('\n'));
     await writeFile(join(rawDir, 'README'), 'not a trace');
@@ -149,7 +171,9 @@ describe('loadBitbrainsRaw', () => {
     const bad = join(dir, 'rawbad');
     await mkdir(bad);
     await writeFile(join(bad, '1.csv'), `${RAW_HEADER}\n${T0};\t2\n`);
-    await expect(loadBitbrainsRaw(bad)).rejects.toThrow(/1\.csv: line 2: expected at least 7 ";"-separated fields, got 2/);
+    await expect(loadBitbrainsRaw(bad)).rejects.toThrow(
+      /1\.csv: line 2: expected at least 7 ";"-separated fields, got 2/,
+    );
   });
 });
 
@@ -161,7 +185,9 @@ describe('the shipped sample', () => {
     for (const s of series) expect(s.cpuCores.length).toBe(168);
     expectSane(series);
     // Real data: most VMs nearly idle, a few busy.
-    const means = series.map((s) => s.cpuCores.reduce((a, b) => a + b, 0) / s.cpuCores.length / s.cores).sort();
+    const means = series
+      .map((s) => s.cpuCores.reduce((a, b) => a + b, 0) / s.cpuCores.length / s.cores)
+      .sort();
     expect(means[150] as number).toBeLessThan(0.1);
     expect(means[299] as number).toBeGreaterThan(0.3);
   });
@@ -186,7 +212,10 @@ describe.runIf(existsSync(SHARED_HOURLY))('the shared hourly trace (../shared/tr
   });
 
   it('agrees with the raw files it was derived from', async () => {
-    const [hourly, raw] = await Promise.all([loadBitbrainsHourly(SHARED_HOURLY), loadBitbrainsRaw(SHARED_RAW)]);
+    const [hourly, raw] = await Promise.all([
+      loadBitbrainsHourly(SHARED_HOURLY),
+      loadBitbrainsRaw(SHARED_RAW),
+    ]);
     expect(raw).toHaveLength(100);
     const byId = new Map(hourly.map((s) => [s.id, s]));
     for (const r of raw.slice(0, 10)) {

@@ -3,7 +3,13 @@
 // in place is the worst one; releasing the sources at wave end only lowers usage, so checking that
 // moment on every host that received a claim covers the whole wave.
 import type { Host } from '../../model/snapshot.js';
-import { CLAIMED_CLASSES, type PlanChecker, type ReplayContext, type WaveRun } from '../replay.js';
+import {
+  CLAIMED_CLASSES,
+  type PlanChecker,
+  type ReplayContext,
+  stepsByHost,
+  type WaveRun,
+} from '../replay.js';
 
 /** Placement's limit for a resource class: (total - reserved) * allocation_ratio. */
 function capacityOf(host: Host, rc: string): number | undefined {
@@ -19,13 +25,7 @@ export function capacityChecker(): PlanChecker {
   return {
     constraint: 'capacity',
     onWaveEnd(ctx: ReplayContext, wave: WaveRun): void {
-      const claimsOn = new Map<string, { host: Host; steps: number[] }>();
-      for (const m of wave.moves) {
-        const entry = claimsOn.get(m.to.name) ?? { host: m.to, steps: [] };
-        entry.steps.push(m.move.step);
-        claimsOn.set(m.to.name, entry);
-      }
-      for (const { host, steps } of claimsOn.values()) {
+      for (const { host, steps } of stepsByHost(wave, 'to')) {
         for (const rc of CLAIMED_CLASSES) {
           const capacity = capacityOf(host, rc);
           const used = ctx.state.usageOf(host.name, rc);

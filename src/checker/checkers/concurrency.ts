@@ -1,20 +1,13 @@
 // Guarantee 4: a wave never runs more outgoing live migrations from one host than that host allows
 // (its max_concurrent_live_migrations, else the plan's per-host limit), nor more in total than the
 // global limit. Both apply per aggregate, since aggregates execute independently.
-import type { Host } from '../../model/snapshot.js';
-import type { PlanChecker, ReplayContext, WaveRun } from '../replay.js';
+import { type PlanChecker, type ReplayContext, stepsByHost, type WaveRun } from '../replay.js';
 
 export function concurrencyChecker(): PlanChecker {
   return {
     constraint: 'concurrency',
     onWaveStart(ctx: ReplayContext, wave: WaveRun): void {
-      const outgoing = new Map<string, { host: Host; steps: number[] }>();
-      for (const m of wave.moves) {
-        const entry = outgoing.get(m.from.name) ?? { host: m.from, steps: [] };
-        entry.steps.push(m.move.step);
-        outgoing.set(m.from.name, entry);
-      }
-      for (const { host, steps } of outgoing.values()) {
+      for (const { host, steps } of stepsByHost(wave, 'from')) {
         const limit = ctx.limits.perHostOutgoing(host);
         if (steps.length > limit) {
           ctx.report({

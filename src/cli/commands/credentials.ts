@@ -9,7 +9,7 @@ import {
   DEFAULT_PREFIXES,
   policyRules,
   policyYaml,
-  prefixFromEndpoint,
+  prefixesFromCatalog,
   type ServicePrefixes,
 } from '../../cloud/credentials.js';
 import { openSession } from '../../cloud/session.js';

@@ -36,7 +36,11 @@ function integer(flag: string, value: string, min: 0 | 1): number {
   const n = Number(value);
   if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n < min) {
     throw new InputError([
-      { path: flag, message: min === 1 ? 'expected a positive integer' : 'expected a non-negative integer', value },
+      {
+        path: flag,
+        message: min === 1 ? 'expected a positive integer' : 'expected a non-negative integer',
+        value,
+      },
     ]);
   }
   return n;
@@ -61,7 +65,9 @@ async function write(file: string, s: Snapshot): Promise<void> {
 }
 
 export function register(program: Command): void {
-  const snapshot = program.command('snapshot').description('make snapshots without a cloud: synthetic or from traces');
+  const snapshot = program
+    .command('snapshot')
+    .description('make snapshots without a cloud: synthetic or from traces');
 
   snapshot
     .command('synth')
@@ -82,7 +88,10 @@ export function register(program: Command): void {
         aggregates: flags.aggregates === undefined ? 0 : integer('--aggregates', flags.aggregates, 0),
         disabled: flags.disabled === undefined ? 0 : integer('--disabled', flags.disabled, 0),
       };
-      await write(flags.output, made(() => synthesizeSnapshot(opts)));
+      await write(
+        flags.output,
+        made(() => synthesizeSnapshot(opts)),
+      );
     });
 
   const imports = snapshot.command('import').description('convert a public trace into a snapshot');

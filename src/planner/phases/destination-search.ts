@@ -31,10 +31,15 @@ export function searchDestination(
   const agg = state.hosts[from]!.aggregate;
   const current = state.imbalance(agg);
   const rejections = new Map<string, number>();
+  const spares = spareGuard(ctx, agg);
   let best: DestinationChoice | null = null;
   let bestKey = Number.NEGATIVE_INFINITY;
   for (const to of state.aggregates[agg]!.hosts) {
     if (to === from || !state.hosts[to]!.usable || !accept(to)) continue;
+    if (!spares(to)) {
+      rejections.set('spare-hosts', (rejections.get('spare-hosts') ?? 0) + 1);
+      continue;
+    }
     const rejection = firstRejection(state, server, to);
     if (rejection) {
       rejections.set(rejection.constraint, (rejections.get(rejection.constraint) ?? 0) + 1);
@@ -48,6 +53,18 @@ export function searchDestination(
     }
   }
   return { best, rejections };
+}
+
+/**
+ * In pack mode the aggregate keeps pack.spareHosts empty hosts: an empty host may receive a
+ * server (evacuation, repair) only while more than that many are empty.
+ */
+function spareGuard(ctx: PlanContext, agg: number): (host: number) => boolean {
+  const { state, policy } = ctx;
+  if (policy.mode !== 'pack') return () => true;
+  let empty = 0;
+  for (const h of state.aggregates[agg]!.hosts) if (state.hosts[h]!.usable && state.on[h]!.size === 0) empty++;
+  return (host) => state.on[host]!.size > 0 || empty > policy.pack.spareHosts;
 }
 
 /** Fuller destinations first (best fit): the largest share of a resource class in use after the move. */

@@ -61,6 +61,24 @@ export function controlRoutes(cloud: SimCloud, faults: FaultInjector): Route[] {
       Object.assign(cloud.timing, b);
       sendJson(ctx, 200, cloud.timing);
     }),
+    route('GET', '/migrations', (ctx) => {
+      cloud.sync();
+      sendJson(ctx, 200, {
+        migrations: cloud.migrations.map((m) => ({
+          id: m.id,
+          uuid: m.uuid,
+          server: m.server.uuid,
+          source: m.source,
+          dest: m.dest,
+          requestedHost: m.requestedHost,
+          status: m.status,
+          createdAt: new Date(m.createdMs).toISOString(),
+          updatedAt: m.updatedMs === null ? null : new Date(m.updatedMs).toISOString(),
+          durationSeconds: m.durationSeconds,
+          error: cloud.lastErrors.get(m.id) ?? null,
+        })),
+      });
+    }),
     route('GET', '/faults', (ctx) => sendJson(ctx, 200, { faults: faults.list() })),
     route('POST', '/faults', (ctx) => {
       const b = isRecord(ctx.body) ? ctx.body : {};

@@ -31,7 +31,7 @@ export function prometheusRoutes(cloud: SimCloud): Route[] {
     // Loads are the simulated cloud's now; the sample time is the caller's clock, as a real
     // Prometheus evaluating "now" would stamp it.
     try {
-      const v = evaluate(expr, metricsSource(cloud), cloud.clock.nowSeconds());
+      const v = evaluate(expr, metricsSource(cloud), cloud.clock.nowSeconds(), ts);
       const data =
         v.kind === 'scalar'
           ? { resultType: 'scalar', result: [ts, String(v.value)] }

@@ -10,6 +10,7 @@ import type { SimCloud } from '../model.js';
 import { CONTROL_PREFIX, controlRoutes } from './control.js';
 import { GLANCE_PREFIX, glanceRoutes } from './glance.js';
 import { type CatalogService, KEYSTONE_PREFIX, keystoneRoutes } from './keystone.js';
+import { NEUTRON_PREFIX, neutronRoutes } from './neutron.js';
 import { NOVA_PREFIX, novaFault, novaRoutes } from './nova.js';
 import { PLACEMENT_PREFIX, placementError, placementRoutes } from './placement.js';
 import { PROMETHEUS_PREFIX, prometheusRoutes } from './prometheus.js';
@@ -58,6 +59,7 @@ export async function startSimServer(options: SimServerOptions): Promise<SimServ
     { type: 'compute', name: 'nova', url: `${origin}${NOVA_PREFIX}/v2.1` },
     { type: 'placement', name: 'placement', url: `${origin}${PLACEMENT_PREFIX}` },
     { type: 'image', name: 'glance', url: `${origin}${GLANCE_PREFIX}` },
+    { type: 'network', name: 'neutron', url: `${origin}${NEUTRON_PREFIX}` },
   ];
   const htmlNotFound = (ctx: Ctx): void => {
     const body =
@@ -107,6 +109,14 @@ export async function startSimServer(options: SimServerOptions): Promise<SimServ
       open: new Set(['', '/']),
       notFound: htmlNotFound,
       badBody: (ctx) => sendJson(ctx, 400, { error: 'bad body' }),
+    },
+    {
+      prefix: NEUTRON_PREFIX,
+      type: 'network',
+      routes: neutronRoutes(cloud),
+      open: new Set(['', '/']),
+      notFound: (ctx) => sendJson(ctx, 404, { NeutronError: { type: 'HTTPNotFound', message: 'The resource could not be found.', detail: '' } }),
+      badBody: (ctx) => sendJson(ctx, 400, { NeutronError: { type: 'HTTPBadRequest', message: 'Malformed JSON', detail: '' } }),
     },
     {
       prefix: PROMETHEUS_PREFIX,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type Case, codesOf, host, inGold, move, plan, server, snapshot, threeHosts } from '../fixtures.js';
+import { type Case, codesOf, inGold, move, plan, threeHosts, twoAggregates } from '../fixtures.js';
 
 const twoMoves = [move(1, 1, 's1', 'h1', 'h3'), move(2, 2, 's2', 'h1', 'h3')];
 const planLimits = { maxMoves: 1, perHostOutgoing: 1, globalConcurrent: 9 };
@@ -28,15 +28,7 @@ const cases: Case[] = [
   {
     name: 'the budget counts all aggregates together',
     build: () => {
-      const snap = snapshot(
-        [
-          host('a1'),
-          host('a2'),
-          host('b1', { aggregates: ['silver'] }),
-          host('b2', { aggregates: ['silver'] }),
-        ],
-        [server('s1', 'a1'), server('s2', 'b1')],
-      );
+      const snap = twoAggregates();
       const moves = { gold: [move(1, 1, 's1', 'a1', 'a2')], silver: [move(1, 1, 's2', 'b1', 'b2')] };
       return { snap, plan: plan(snap, moves), options: { maxMoves: 1 } };
     },

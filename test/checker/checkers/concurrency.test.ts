@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type Case, codesOf, host, inGold, move, plan, server, snapshot, threeHosts } from '../fixtures.js';
+import { type Case, codesOf, inGold, move, plan, threeHosts, twoAggregates } from '../fixtures.js';
 
 // Two moves out of h1 (s1, s2) and one out of h2 (s3), all to h3.
 const fromH1Twice = [move(1, 1, 's1', 'h1', 'h3'), move(2, 1, 's2', 'h1', 'h3')];
@@ -50,16 +50,8 @@ const cases: Case[] = [
   {
     name: 'the global limit applies per aggregate',
     build: () => {
-      const snap = snapshot(
-        [
-          host('h1'),
-          host('h3'),
-          host('h2', { aggregates: ['silver'] }),
-          host('h4', { aggregates: ['silver'] }),
-        ],
-        [server('s1', 'h1'), server('s3', 'h2')],
-      );
-      const moves = { gold: [move(1, 1, 's1', 'h1', 'h3')], silver: [move(1, 1, 's3', 'h2', 'h4')] };
+      const snap = twoAggregates();
+      const moves = { gold: [move(1, 1, 's1', 'a1', 'a2')], silver: [move(1, 1, 's2', 'b1', 'b2')] };
       return { snap, plan: plan(snap, moves), options: { globalConcurrent: 1 } };
     },
     want: [],
