@@ -42,7 +42,9 @@ const hourly = findBitbrainsHourly();
 if (hourly !== undefined) {
   const t0 = performance.now();
   const series = await loadBitbrainsHourly(hourly);
-  console.log(`${`load ${hourly.split('/').pop()} (${series.length} VMs)`.padEnd(48)} ${(performance.now() - t0).toFixed(0).padStart(6)} ms`);
+  console.log(
+    `${`load ${hourly.split('/').pop()} (${series.length} VMs)`.padEnd(48)} ${(performance.now() - t0).toFixed(0).padStart(6)} ms`,
+  );
   time('import bitbrains onto synthetic hosts', 5, () => importBitbrains(series, { seed: 1, at: 10 }));
 }
 if (existsSync(VMR2L)) {

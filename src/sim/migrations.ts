@@ -183,7 +183,8 @@ function pump(cloud: SimCloud, host: SimHost): void {
     const epoch = m.epoch;
     cloud.at(cloud.nowMs() + prepare * 1000, () => {
       if (m.epoch !== epoch || m.status !== 'preparing') return;
-      beginRunning(cloud, m, m.durationSeconds - prepare - cloud.timing.scheduleSeconds);
+      const hold = cloud.timing.holdSeconds;
+      beginRunning(cloud, m, hold > 0 ? hold : m.durationSeconds - prepare - cloud.timing.scheduleSeconds);
     });
   }
 }

@@ -136,6 +136,8 @@ export interface SimTiming {
   abortSeconds: number;
   /** Seconds a forced completion takes to finish. */
   forceCompleteSeconds: number;
+  /** When > 0, every migration stays "running" this long instead of the cost model's time (like the lab's live_migration_seconds). */
+  holdSeconds: number;
 }
 
 export interface SimOptions {
@@ -156,6 +158,7 @@ const DEFAULT_TIMING: SimTiming = {
   prepareSeconds: 1,
   abortSeconds: 0.5,
   forceCompleteSeconds: 1,
+  holdSeconds: 0,
 };
 
 export class SimError extends Error {

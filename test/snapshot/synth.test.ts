@@ -237,6 +237,25 @@ describe('synthesizeSnapshot', () => {
     expect(biggest).toBeLessThanOrEqual(smallestHost);
   });
 
+  it('makes the simulator-sized cluster (5,000 hosts, 100,000 servers) within capacity', () => {
+    const s = synthesizeSnapshot({
+      hosts: 5000,
+      servers: 100000,
+      groups: 2000,
+      seed: 8,
+      aggregates: 20,
+      disabled: 10,
+    });
+    expect([s.hosts.length, s.servers.length, s.serverGroups.length]).toEqual([5000, 100000, 2000]);
+    const over = s.hosts.filter(
+      (h) =>
+        (h.usage.VCPU as number) > capacity(h.inventory.VCPU) ||
+        (h.usage.MEMORY_MB as number) > capacity(h.inventory.MEMORY_MB),
+    );
+    expect(over).toEqual([]);
+    expect(new Set(s.servers.map((v) => v.host)).size).toBeGreaterThan(4900);
+  });
+
   it('handles a cluster with no servers, and one host', () => {
     const empty = synthesizeSnapshot({ hosts: 3, servers: 0, groups: 0, seed: 0 });
     expect(empty.servers).toEqual([]);

@@ -33,15 +33,7 @@ async function prefixes(flags: CredentialFlags): Promise<ServicePrefixes> {
   if (flags.fromCloud || flags.cloud) {
     // The catalog's endpoint paths are what the services see as their prefix.
     const s = await openSession(flags.cloud ? { load: { cloud: flags.cloud } } : {});
-    p.compute = prefixFromEndpoint(await s.service('compute').endpoint());
-    p.placement = prefixFromEndpoint(await s.service('placement').endpoint());
-    if (flags.network) {
-      const net = await s
-        .service('network')
-        .endpoint()
-        .catch(() => undefined);
-      if (net) p.network = `${prefixFromEndpoint(net)}/v2.0`;
-    }
+    Object.assign(p, await prefixesFromCatalog((type) => s.service(type).endpoint(), flags.network));
   }
   if (flags.computePrefix !== undefined) p.compute = flags.computePrefix;
   if (flags.placementPrefix !== undefined) p.placement = flags.placementPrefix;

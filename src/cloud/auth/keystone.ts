@@ -92,7 +92,8 @@ export async function authenticate(cfg: CloudConfig, http: HttpTransport): Promi
       e instanceof CloudError &&
       (e.kind === 'unreachable' || e.kind === 'timeout' || e.kind === 'circuit-open')
     ) {
-      throw new CloudError('unreachable', `Keystone at ${cfg.auth.authUrl} cannot be reached: ${e.message}`, {
+      const detail = /\(([^()]*)\)$/.exec(e.message.split('. ')[0] ?? '')?.[1] ?? e.message;
+      throw new CloudError('unreachable', `Keystone at ${cfg.auth.authUrl} cannot be reached (${detail})`, {
         fix: `Check OS_AUTH_URL (${cfg.origin}), the network path and that Keystone is running`,
         cause: e,
       });

@@ -6,6 +6,7 @@ import type { PlanContext } from '../context.js';
 import { firstRejection } from '../constraints/index.js';
 import { hostUtil } from '../describe.js';
 import { softGroupPenaltyDelta } from '../objectives/move-score.js';
+import { MaxHeap } from '../../util/heap.js';
 
 const HOT_SOURCES = 6;
 const COOL_DESTINATIONS = 8;
@@ -23,35 +24,106 @@ interface Candidate {
   server: number;
   to: number;
   net: number;
+  /** The aggregate's move count when `net` was computed: any later move makes it stale. */
+  version: number;
+}
+
+/**
+ * Lazy greedy: candidates are collected in one sweep into a max-heap by net gain; a popped
+ * candidate whose gain is stale is re-scored in O(dimensions) and pushed back, so a round
+ * costs a few re-scorings instead of a sweep. Gains barely drift between moves, so the
+ * candidate that stays on top after re-scoring is the round's best move or very near it.
+ * The heap is rebuilt every REBUILD_EVERY moves, since hot and cool hosts change.
+ */
+const REBUILD_EVERY = 16;
+
+interface AggregateQueue {
+  heap: MaxHeap<Candidate>;
+  version: number;
+  builtAt: number;
+  done: boolean;
 }
 
 export function spread(ctx: PlanContext): void {
   const { state } = ctx;
-  const best: (Candidate | null | undefined)[] = state.aggregates.map(() => undefined);
-  const done = state.aggregates.map((a) => a.counted.length < 2);
   // Computed once: servers only leave the movable set, so these minima stay safe lower bounds.
   const rooms = state.aggregates.map((a) => smallestMovable(ctx, a.index));
+  const queues: AggregateQueue[] = state.aggregates.map((a) => ({
+    heap: new MaxHeap<Candidate>((c) => c.net),
+    version: 0,
+    builtAt: -1,
+    done: a.counted.length < 2,
+  }));
   while (ctx.budgetLeft > 0) {
     let pick = -1;
-    for (let a = 0; a < best.length; a++) {
-      if (done[a]) continue;
-      if (best[a] === undefined) best[a] = widening(ctx, a, rooms[a]!);
-      const c = best[a];
-      if (c === null || c === undefined) {
-        done[a] = true;
-        continue;
-      }
-      if (pick < 0 || c.net > best[pick]!.net) pick = a;
-    }
+    const tops: (Candidate | null)[] = queues.map((q, a) => (q.done ? null : nextBest(ctx, a, q, rooms[a]!)));
+    tops.forEach((c, a) => {
+      if (c === null) queues[a]!.done = true;
+      else if (pick < 0 || c.net > tops[pick]!.net) pick = a;
+    });
+    tops.forEach((c, a) => {
+      if (c !== null && a !== pick) queues[a]!.heap.push(c);
+    });
     if (pick < 0) return;
-    const c = best[pick]!;
+    const c = tops[pick]!;
     const from = state.at[c.server]!;
     const before = state.imbalance(pick);
     const reason = `${state.hosts[from]!.name} runs hot (${hostUtil(state, from)}), ${state.hosts[c.to]!.name} has room (${hostUtil(state, c.to)})`;
     const move = ctx.record(c.server, c.to, 'spread', '');
     move.reason = `${reason}; imbalance ${before.toFixed(4)} -> ${state.imbalance(pick).toFixed(4)}`;
-    best[pick] = undefined;
+    queues[pick]!.version++;
   }
+}
+
+/** The aggregate's best legal move now, popped from its queue, or null when no move pays. */
+function nextBest(ctx: PlanContext, agg: number, q: AggregateQueue, room: [number, number]): Candidate | null {
+  const { state, policy } = ctx;
+  if (state.imbalance(agg) <= policy.spread.targetImbalance) return null;
+  let widen = 1;
+  if (q.builtAt < 0 || q.version - q.builtAt >= REBUILD_EVERY) rebuild(ctx, agg, q, widen, room);
+  const sums = new Float64Array(2 * state.D);
+  for (;;) {
+    const c = q.heap.pop();
+    if (c === undefined) {
+      // Placement fragmentation often blocks the few hottest-to-coolest pairs while a wider
+      // look still finds a paying move; "no move pays" is declared only after the widest look.
+      const n = state.aggregates[agg]!.counted.length;
+      if (widen >= MAX_WIDEN || (HOT_SOURCES * widen >= n && COOL_DESTINATIONS * widen >= n)) return null;
+      widen *= 2;
+      rebuild(ctx, agg, q, widen, room);
+      continue;
+    }
+    if (c.version === q.version) {
+      if (firstRejection(state, c.server, c.to) === null) return c;
+      continue;
+    }
+    if (!ctx.movable(c.server) || !hasRoom(ctx, c.server, c.to)) continue;
+    state.sumsWithoutServer(c.server, sums);
+    c.net = netGain(ctx, c.server, c.to, state.imbalance(agg), state.imbalanceWithArrival(sums, c.server, c.to));
+    c.version = q.version;
+    if (c.net >= policy.minGain) q.heap.push(c);
+  }
+}
+
+function rebuild(ctx: PlanContext, agg: number, q: AggregateQueue, widen: number, room: [number, number]): void {
+  q.heap.clear();
+  collect(ctx, agg, widen, room, (server, to, net) => q.heap.push({ server, to, net, version: q.version }));
+  q.builtAt = q.version;
+}
+
+function hasRoom(ctx: PlanContext, server: number, to: number): boolean {
+  const a = ctx.state.servers[server]!.alloc;
+  return a[0]! <= ctx.state.free(to, 0) && a[1]! <= ctx.state.free(to, 1);
+}
+
+function netGain(ctx: PlanContext, server: number, to: number, current: number, after: number): number {
+  const { state, policy } = ctx;
+  const sv = state.servers[server]!;
+  let net = current - after - policy.migrationCostPerSecond * sv.estSeconds;
+  if (sv.group >= 0 && state.groups[sv.group]!.policy.startsWith('soft-')) {
+    net -= softGroupPenaltyDelta(state, policy, server, to);
+  }
+  return net;
 }
 
 /** The smallest VCPU and MEMORY_MB a movable server of the aggregate asks for: a host with less can take none. */
@@ -69,21 +141,16 @@ function smallestMovable(ctx: PlanContext, agg: number): [number, number] {
   return [v, m];
 }
 
-// Placement fragmentation often blocks the few hottest-to-coolest pairs while a slightly
-// wider look still finds a paying move; "no move pays" is declared only after the widest look.
-function widening(ctx: PlanContext, agg: number, room: [number, number]): Candidate | null {
-  const n = ctx.state.aggregates[agg]!.counted.length;
-  for (let f = 1; f <= MAX_WIDEN; f *= 2) {
-    const c = bestMove(ctx, agg, f, room);
-    if (c !== null || (HOT_SOURCES * f >= n && COOL_DESTINATIONS * f >= n)) return c;
-  }
-  return null;
-}
-
-function bestMove(ctx: PlanContext, agg: number, widen: number, room: [number, number]): Candidate | null {
+/** One sweep over the indexed candidates: every move that pays goes to `sink`. */
+function collect(
+  ctx: PlanContext,
+  agg: number,
+  widen: number,
+  room: [number, number],
+  sink: (server: number, to: number, net: number) => void,
+): void {
   const { state, policy } = ctx;
   const current = state.imbalance(agg);
-  if (current <= policy.spread.targetImbalance) return null;
   const hosts = state.aggregates[agg]!.counted;
   const D = state.D;
   const n = hosts.length;
@@ -127,33 +194,78 @@ function bestMove(ctx: PlanContext, agg: number, widen: number, room: [number, n
     }
   }
 
-  let best: Candidate | null = null;
+  // Flat per-destination tables so the inner loop is arithmetic on typed arrays: this loop is
+  // where a planning round spends its time.
+  const weights = Float64Array.from(state.dims, (dim) => dim.weight);
+  const tables = new Map<string, DestTable>();
+  for (const [az, set] of destsByZone) {
+    const list = [...set].sort((a, b) => heatOf.get(a)! - heatOf.get(b)! || a - b);
+    tables.set(az, destTable(ctx, list));
+  }
+
   const sums = new Float64Array(2 * D);
   for (const from of sources) {
-    const dests = [...(destsByZone.get(state.hosts[from]!.az) ?? [])].sort(
-      (a, b) => heatOf.get(a)! - heatOf.get(b)! || a - b,
-    );
+    const t = tables.get(state.hosts[from]!.az);
+    if (!t) continue;
     const servers = [...state.on[from]!].sort((a, b) => a - b);
     for (const s of servers) {
       if (!ctx.movable(s)) continue;
       const sv = state.servers[s]!;
       const alloc = sv.alloc;
+      const load = sv.load;
       const cost = policy.migrationCostPerSecond * sv.estSeconds;
       const soft = sv.group >= 0 && state.groups[sv.group]!.policy.startsWith('soft-');
       state.sumsWithoutServer(s, sums);
       let tried = 0;
-      for (const to of dests) {
-        if (to === from || alloc[0]! > state.free(to, 0) || alloc[1]! > state.free(to, 1)) continue;
+      for (let k = 0; k < t.hosts.length; k++) {
+        const to = t.hosts[k]!;
+        if (to === from || alloc[0]! > t.freeVcpu[k]! || alloc[1]! > t.freeRam[k]!) continue;
         if (++tried > DESTS_PER_SERVER) break;
-        let net = current - state.imbalanceWithArrival(sums, s, to) - cost;
+        let after = 0;
+        for (let d = 0; d < D; d++) {
+          const u = t.util[k * D + d]!;
+          const nu = u + load[d]! * t.invPhys[k * D + d]!;
+          const s1 = sums[d]! + nu - u;
+          const s2 = sums[D + d]! + nu * nu - u * u;
+          const mean = s1 / n;
+          after += weights[d]! * Math.sqrt(Math.max(0, s2 / n - mean * mean));
+        }
+        let net = current - after - cost;
         if (soft) net -= softGroupPenaltyDelta(state, policy, s, to);
-        if (net < policy.minGain || (best !== null && net <= best.net)) continue;
-        if (firstRejection(state, s, to) !== null) continue;
-        best = { server: s, to, net };
+        if (net >= policy.minGain) sink(s, to, net);
       }
     }
   }
-  return best;
+}
+
+interface DestTable {
+  hosts: number[];
+  util: Float64Array;
+  invPhys: Float64Array;
+  freeVcpu: Float64Array;
+  freeRam: Float64Array;
+}
+
+function destTable(ctx: PlanContext, hosts: number[]): DestTable {
+  const { state } = ctx;
+  const D = state.D;
+  const t: DestTable = {
+    hosts,
+    util: new Float64Array(hosts.length * D),
+    invPhys: new Float64Array(hosts.length * D),
+    freeVcpu: new Float64Array(hosts.length),
+    freeRam: new Float64Array(hosts.length),
+  };
+  hosts.forEach((h, k) => {
+    for (let d = 0; d < D; d++) {
+      const p = state.hosts[h]!.phys[d]!;
+      t.util[k * D + d] = state.util(h, d);
+      t.invPhys[k * D + d] = p > 0 ? 1 / p : 0;
+    }
+    t.freeVcpu[k] = state.free(h, 0);
+    t.freeRam[k] = state.free(h, 1);
+  });
+  return t;
 }
 
 /** The k items with the largest key, in descending key order (ties: smaller index first). */
