@@ -14,9 +14,9 @@ export const DEFAULT_POLICY: Policy = {
   concurrency: { perHostOutgoing: 1, global: 10 },
   spread: { targetImbalance: 0.02 },
   pack: { spareHosts: 1, maxFill: 1.0 },
-  minGain: 0.0001,
-  migrationCostPerSecond: 0.000001,
-  softGroupPenalty: 0.01,
+  minGain: 0.005,
+  migrationCostPerSecond: 0.00005,
+  softGroupPenalty: 0.5,
   costModel: {
     bandwidthMBps: 1000,
     defaultDirtyRateMBps: 50,

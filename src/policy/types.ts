@@ -59,11 +59,14 @@ export interface Policy {
     /** A host counts as fully used for packing at this fraction of its Placement capacity. */
     maxFill: number;
   };
-  /** A move must improve the objective by at least this much (after migration cost). */
+  /**
+   * A move must improve the objective by at least this much, after its cost. Objective units
+   * are imbalance times the number of hosts in the aggregate's imbalance (see docs/policy.md).
+   */
   minGain: number;
-  /** Imbalance units charged per second of estimated migration time. */
+  /** Objective units charged per second of estimated migration time. */
   migrationCostPerSecond: number;
-  /** Penalty per soft server-group violation, in imbalance units. */
+  /** Objective units per soft server-group violation. */
   softGroupPenalty: number;
   costModel: CostModelPolicy;
 }

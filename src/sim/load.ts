@@ -110,7 +110,7 @@ function lerp(a: number, b: number, f: number): number {
 }
 
 function clamp01(x: number): number {
-  return x < 0 || Number.isNaN(x) ? 0 : x > 1 ? 1 : x;
+  return x < 0 || Number.isNaN(x) ? 0 : Math.min(x, 1);
 }
 
 function round3(x: number): number {

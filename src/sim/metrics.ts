@@ -30,14 +30,19 @@ export function metricsSource(cloud: SimCloud): SeriesSource {
   const hostLoad = (h: SimHost, t: number): ServerLoad => {
     const k = `${h.index}@${t}`;
     let v = hostMemo.get(k);
-    if (!v) hostMemo.set(k, (v = cloud.hostLoad(h, t)));
+    if (!v) {
+      v = cloud.hostLoad(h, t);
+      hostMemo.set(k, v);
+    }
     return v;
   };
   const serverLoad = (s: SimServer, t: number): ServerLoad => {
     const k = `${s.order}@${t}`;
     let v = serverMemo.get(k);
-    if (!v)
-      serverMemo.set(k, (v = s.status === 'SHUTOFF' ? { cpu: 0, memoryMB: 0 } : cloud.serverLoad(s, t)));
+    if (!v) {
+      v = s.status === 'SHUTOFF' ? { cpu: 0, memoryMB: 0 } : cloud.serverLoad(s, t);
+      serverMemo.set(k, v);
+    }
     return v;
   };
   const meanOver = (f: (t: number) => number, t: number, w: number): number => {

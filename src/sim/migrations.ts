@@ -110,10 +110,16 @@ function schedule(cloud: SimCloud, m: SimMigration): void {
     const why = dest
       ? destinationProblem(cloud, s, dest)
       : `Compute host ${m.requestedHost} could not be found.`;
-    if (why) return reject(why);
+    if (why) {
+      reject(why);
+      return;
+    }
   } else {
     dest = pickDestination(cloud, s);
-    if (!dest) return reject('No valid host was found. There are not enough hosts available.');
+    if (!dest) {
+      reject('No valid host was found. There are not enough hosts available.');
+      return;
+    }
   }
   m.dest = (dest as SimHost).name;
   const target = dest as SimHost;
@@ -232,8 +238,20 @@ function release(cloud: SimCloud, m: SimMigration): void {
   pump(cloud, src);
 }
 
-function requireServerMigration(cloud: SimCloud, serverUuid: string, migrationId: number): SimMigration {
-  cloud.requireServer(serverUuid);
+function requireServerMigration(
+  cloud: SimCloud,
+  serverUuid: string,
+  migrationId: number,
+  action: string,
+): SimMigration {
+  const s = cloud.requireServer(serverUuid);
+  // Nova checks the instance's task state before it looks at the migration.
+  if (s.taskState !== 'migrating') {
+    throw new SimError(
+      409,
+      `Cannot '${action}' instance ${serverUuid} while it is in task_state ${s.taskState ?? 'None'}`,
+    );
+  }
   const m = cloud.migrationsById.get(migrationId);
   if (!m || m.server.uuid !== serverUuid) {
     throw new SimError(404, `Instance ${serverUuid} is not migrating or has no migration ${migrationId}`);
@@ -249,7 +267,7 @@ export function abortMigration(
   allowQueued: boolean,
 ): void {
   cloud.sync();
-  const m = requireServerMigration(cloud, serverUuid, migrationId);
+  const m = requireServerMigration(cloud, serverUuid, migrationId, 'live_migrate_abort');
   const ok = m.status === 'running' || (allowQueued && m.status === 'queued');
   if (!ok) {
     throw new SimError(
@@ -273,11 +291,11 @@ export function abortMigration(
 /** POST /servers/{id}/migrations/{mid}/action force_complete: only a running migration. */
 export function forceCompleteMigration(cloud: SimCloud, serverUuid: string, migrationId: number): void {
   cloud.sync();
-  const m = requireServerMigration(cloud, serverUuid, migrationId);
+  const m = requireServerMigration(cloud, serverUuid, migrationId, 'live_migrate_force_complete');
   if (m.status !== 'running') {
     throw new SimError(
-      409,
-      `Migration ${migrationId} state of instance ${serverUuid} is ${m.status}. Cannot force_complete while the migration is in this state.`,
+      400,
+      `Migration ${migrationId} state of instance ${serverUuid} is ${m.status}. Cannot force complete while the migration is in this state.`,
     );
   }
   const end = cloud.nowMs() + cloud.timing.forceCompleteSeconds * 1000;

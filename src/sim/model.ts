@@ -424,9 +424,9 @@ function buildFromSnapshot(cloud: SimCloud, snap: Snapshot, defaultMaxLm: number
     cloud.servers.push(s);
     cloud.serversByUuid.set(s.uuid, s);
     cloud.projects.add(s.projectId);
-    let byProject = cloud.serversByProject.get(s.projectId);
-    if (!byProject) cloud.serversByProject.set(s.projectId, (byProject = []));
-    byProject.push(order);
+    const byProject = cloud.serversByProject.get(s.projectId);
+    if (byProject) byProject.push(order);
+    else cloud.serversByProject.set(s.projectId, [order]);
     const h = cloud.hostsByName.get(s.host);
     if (h) {
       h.servers.push(order);
@@ -505,7 +505,10 @@ function buildFromSnapshot(cloud: SimCloud, snap: Snapshot, defaultMaxLm: number
   for (const h of cloud.hosts) {
     for (const a of h.aggregates) {
       let list = aggNames.get(a);
-      if (!list) aggNames.set(a, (list = []));
+      if (!list) {
+        list = [];
+        aggNames.set(a, list);
+      }
       list.push(h.name);
     }
   }
@@ -531,7 +534,10 @@ function buildFromSnapshot(cloud: SimCloud, snap: Snapshot, defaultMaxLm: number
   for (const h of cloud.hosts) {
     if (h.az === 'nova' || azCovered.has(h.name)) continue;
     let list = azHosts.get(h.az);
-    if (!list) azHosts.set(h.az, (list = []));
+    if (!list) {
+      list = [];
+      azHosts.set(h.az, list);
+    }
     list.push(h.name);
   }
   for (const [az, hosts] of azHosts) {
@@ -589,9 +595,9 @@ export function addMigration(cloud: SimCloud, m: SimMigration): void {
   cloud.migrations.push(m);
   cloud.migrationsById.set(m.id, m);
   cloud.migrationsByUuid.set(m.uuid, m);
-  let list = cloud.migrationsOfServer.get(m.server.uuid);
-  if (!list) cloud.migrationsOfServer.set(m.server.uuid, (list = []));
-  list.push(m);
+  const list = cloud.migrationsOfServer.get(m.server.uuid);
+  if (list) list.push(m);
+  else cloud.migrationsOfServer.set(m.server.uuid, [m]);
 }
 
 function defaultBaseLoad(h: SimHost): ServerLoad {

@@ -278,7 +278,10 @@ function evalNode(n: Node, src: SeriesSource, t: number, ts: number): Value {
         }
         const key = JSON.stringify(Object.entries(labels).sort());
         let g = groups.get(key);
-        if (!g) groups.set(key, (g = { labels, values: [] }));
+        if (!g) {
+          g = { labels, values: [] };
+          groups.set(key, g);
+        }
         g.values.push(s.value);
       }
       const samples = [...groups.values()].map((g) => ({

@@ -5,7 +5,7 @@ import type { Snapshot } from '../model/snapshot.js';
 import { type SynthOptions, synthesizeSnapshot } from '../snapshot/synth.js';
 import { findBitbrainsHourly, loadBitbrainsHourly } from '../traces/bitbrains.js';
 import { SimClock } from './clock.js';
-import { type LoadModel, generatedLoadModel, staticLoadModel, traceLoadModel } from './load.js';
+import { generatedLoadModel, type LoadModel, staticLoadModel, traceLoadModel } from './load.js';
 import { SimCloud } from './model.js';
 
 export type LoadChoice = 'auto' | 'trace' | 'generated' | 'static';
@@ -35,7 +35,9 @@ export function parseSynthSpec(spec: string): SynthOptions {
   parts.forEach((p, i) => {
     const [k, v] = p.includes('=') ? (p.split('=', 2) as [string, string]) : [SYNTH_FIELDS[i], p];
     if (k === undefined || !(SYNTH_FIELDS as readonly string[]).includes(k)) {
-      throw new Error(`--synth ${spec}: part ${i + 1} (${JSON.stringify(p)}): expected ${SYNTH_FIELDS.join(',')}`);
+      throw new Error(
+        `--synth ${spec}: part ${i + 1} (${JSON.stringify(p)}): expected ${SYNTH_FIELDS.join(',')}`,
+      );
     }
     const n = Number(v);
     if (!Number.isInteger(n) || n < 0) {
@@ -44,7 +46,8 @@ export function parseSynthSpec(spec: string): SynthOptions {
     values[k as (typeof SYNTH_FIELDS)[number]] = n;
   });
   for (const k of ['hosts', 'servers', 'groups', 'seed'] as const) {
-    if (values[k] === undefined) throw new Error(`--synth ${spec}: ${k} is missing (format: ${SYNTH_FIELDS.join(',')})`);
+    if (values[k] === undefined)
+      throw new Error(`--synth ${spec}: ${k} is missing (format: ${SYNTH_FIELDS.join(',')})`);
   }
   return {
     hosts: values.hosts as number,
@@ -61,7 +64,8 @@ export async function chooseLoadModel(choice: LoadChoice, tracePath?: string): P
   if (choice === 'static') return staticLoadModel();
   const path = tracePath ?? findBitbrainsHourly();
   if (!path) {
-    if (choice === 'trace') throw new Error('--load trace: no Bitbrains hourly trace found (give --trace FILE)');
+    if (choice === 'trace')
+      throw new Error('--load trace: no Bitbrains hourly trace found (give --trace FILE)');
     return generatedLoadModel();
   }
   const series = await loadBitbrainsHourly(path);
@@ -78,7 +82,9 @@ export async function setupSim(opts: SimSetupOptions): Promise<SimSetup> {
   const cloud = new SimCloud(snapshot, {
     clock: new SimClock({ speed: opts.speed ?? 1 }),
     load,
-    ...(opts.maxConcurrentLiveMigrations !== undefined ? { maxConcurrentLiveMigrations: opts.maxConcurrentLiveMigrations } : {}),
+    ...(opts.maxConcurrentLiveMigrations !== undefined
+      ? { maxConcurrentLiveMigrations: opts.maxConcurrentLiveMigrations }
+      : {}),
   });
   return { cloud, snapshot };
 }

@@ -2,11 +2,11 @@
 // `npm test`) and against the real lab (AICERINE_CONTRACT_TARGET=lab, `npm run test:lab`).
 // A difference between the two is a simulator bug (docs/simulator.md lists the known ones).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openSession } from '../../src/cloud/session.js';
 import { CloudError } from '../../src/cloud/errors.js';
 import { FINAL_MIGRATION_STATUSES } from '../../src/cloud/openstack/nova.js';
 import { mapProvidersToHosts, recordSnapshot } from '../../src/cloud/record.js';
-import { type World, openWorld } from './world.js';
+import { openSession } from '../../src/cloud/session.js';
+import { openWorld, type World } from './world.js';
 
 let w: World;
 beforeAll(async () => {
@@ -29,8 +29,10 @@ async function waitForStatus(serverId: string, since: Date, status: string) {
   for (;;) {
     const m = await w.session.nova.latestLiveMigration(serverId, since);
     if (m?.status === status) return m;
-    if (m && FINAL_MIGRATION_STATUSES.has(m.status)) throw new Error(`migration ended ${m.status}, expected ${status}`);
-    if (Date.now() > deadline) throw new Error(`migration of ${serverId} never reached ${status} (last ${m?.status})`);
+    if (m && FINAL_MIGRATION_STATUSES.has(m.status))
+      throw new Error(`migration ended ${m.status}, expected ${status}`);
+    if (Date.now() > deadline)
+      throw new Error(`migration of ${serverId} never reached ${status} (last ${m?.status})`);
     await new Promise((r) => setTimeout(r, 250));
   }
 }
@@ -46,7 +48,11 @@ describe('versions and reads', () => {
   it('lists compute services, hypervisors and their resource providers', async () => {
     const services = await w.session.nova.listServices('nova-compute');
     for (const h of w.hosts) {
-      expect(services.find((s) => s.host === h)).toMatchObject({ binary: 'nova-compute', state: 'up', status: 'enabled' });
+      expect(services.find((s) => s.host === h)).toMatchObject({
+        binary: 'nova-compute',
+        state: 'up',
+        status: 'enabled',
+      });
     }
     const hypervisors = await w.session.nova.listHypervisors();
     const providers = await w.session.placement.listResourceProviders();
@@ -63,7 +69,13 @@ describe('versions and reads', () => {
     for (const f of Object.values(w.servers)) {
       const s = servers.find((x) => x.id === f.id);
       expect(s).toMatchObject({ name: f.name, host: f.host, status: 'ACTIVE', taskState: null });
-      expect(s?.flavor).toMatchObject({ name: 'm1.small', vcpus: 1, ramMB: 2048, diskGB: 20, extraSpecs: {} });
+      expect(s?.flavor).toMatchObject({
+        name: 'm1.small',
+        vcpus: 1,
+        ramMB: 2048,
+        diskGB: 20,
+        extraSpecs: {},
+      });
       expect(s?.instanceName).toMatch(/^instance-[0-9a-f]{8}$/);
       expect(s?.imageId).not.toBeNull();
     }
@@ -78,11 +90,16 @@ describe('versions and reads', () => {
     expect(g).toMatchObject({ policy: 'anti-affinity', rules: {} });
     expect([...(g?.members ?? [])].sort()).toEqual([w.servers.a.id, w.servers.b.id].sort());
     const aggs = await w.session.nova.listAggregates();
-    expect(aggs.find((a) => a.name === w.aggregateName)?.hosts.sort()).toEqual([w.hosts[0], w.hosts[1]].sort());
+    expect(aggs.find((a) => a.name === w.aggregateName)?.hosts.sort()).toEqual(
+      [w.hosts[0], w.hosts[1]].sort(),
+    );
   });
 
   it('reads inventories and usages that count the servers', async () => {
-    const rpOf = mapProvidersToHosts(await w.session.placement.listResourceProviders(), await w.session.nova.listHypervisors());
+    const rpOf = mapProvidersToHosts(
+      await w.session.placement.listResourceProviders(),
+      await w.session.nova.listHypervisors(),
+    );
     const rp = rpOf.get(w.hosts[0]);
     if (!rp) throw new Error('no provider');
     const inv = await w.session.placement.getInventories(rp.uuid);
@@ -95,7 +112,8 @@ describe('versions and reads', () => {
 
   it('records a snapshot that holds the fixture', async () => {
     const { snapshot } = await recordSnapshot(w.session, { neutron: 'never' });
-    for (const f of Object.values(w.servers)) expect(snapshot.servers.find((s) => s.id === f.id)?.host).toBe(f.host);
+    for (const f of Object.values(w.servers))
+      expect(snapshot.servers.find((s) => s.id === f.id)?.host).toBe(f.host);
     expect(snapshot.hosts.find((h) => h.name === w.hosts[0])?.aggregates).toContain(w.aggregateName);
     expect(snapshot.serverGroups.find((g) => g.id === w.groupId)?.policy).toBe('anti-affinity');
   });
@@ -103,7 +121,10 @@ describe('versions and reads', () => {
 
 describe('writes', () => {
   it('round-trips an allocation ratio with the provider generation, and refuses a stale one with 409', async () => {
-    const rpOf = mapProvidersToHosts(await w.session.placement.listResourceProviders(), await w.session.nova.listHypervisors());
+    const rpOf = mapProvidersToHosts(
+      await w.session.placement.listResourceProviders(),
+      await w.session.nova.listHypervisors(),
+    );
     const rp = rpOf.get(w.hosts[2]);
     if (!rp) throw new Error('no provider');
     const before = await w.session.placement.getInventories(rp.uuid);
@@ -119,7 +140,11 @@ describe('writes', () => {
         headers: await w.session.placement.headers(),
         body: { resource_provider_generation: before.generation, total: 16, allocation_ratio: 2 },
       });
-      await expect(stale).rejects.toMatchObject({ kind: 'conflict', status: 409, code: 'placement.concurrent_update' });
+      await expect(stale).rejects.toMatchObject({
+        kind: 'conflict',
+        status: 409,
+        code: 'placement.concurrent_update',
+      });
     } finally {
       await w.session.placement.setAllocationRatio(rp.uuid, 'VCPU', old);
     }
@@ -127,9 +152,17 @@ describe('writes', () => {
 
   it('live-migrates a server to a named host and sees it in os-migrations', async () => {
     const m = await migrateAndFollow(w.servers.c.id, w.hosts[2]);
-    expect(m).toMatchObject({ status: 'completed', migrationType: 'live-migration', sourceCompute: w.hosts[0], destCompute: w.hosts[2] });
+    expect(m).toMatchObject({
+      status: 'completed',
+      migrationType: 'live-migration',
+      sourceCompute: w.hosts[0],
+      destCompute: w.hosts[2],
+    });
     expect((await w.session.nova.getServer(w.servers.c.id)).host).toBe(w.hosts[2]);
-    const history = await w.session.nova.listMigrations({ migrationType: 'live-migration', serverId: w.servers.c.id });
+    const history = await w.session.nova.listMigrations({
+      migrationType: 'live-migration',
+      serverId: w.servers.c.id,
+    });
     expect(history.map((x) => x.id)).toContain(m.id);
     w.servers.c.host = w.hosts[2];
   });
@@ -149,7 +182,11 @@ describe('writes', () => {
       const inProgress = await w.session.nova.listServerMigrations(w.servers.c.id);
       expect(inProgress.map((x) => x.id)).toContain(running.id);
       await w.session.nova.abortMigration(w.servers.c.id, running.id);
-      const done = await w.session.nova.followLiveMigration(w.servers.c.id, { since, pollMs: 250, timeoutMs: MIGRATION_TIMEOUT });
+      const done = await w.session.nova.followLiveMigration(w.servers.c.id, {
+        since,
+        pollMs: 250,
+        timeoutMs: MIGRATION_TIMEOUT,
+      });
       expect(done.status).toBe('cancelled');
       expect((await w.session.nova.getServer(w.servers.c.id)).host).toBe(w.servers.c.host);
     } finally {
@@ -169,13 +206,16 @@ describe('writes', () => {
     }
   });
 
-  it('refuses aborting a migration that is not running with a 400', async () => {
+  it('refuses aborting a migration of a server that is not migrating with a 409', async () => {
     const history = await w.session.nova.listMigrations({ serverId: w.servers.c.id });
     const finished = history.find((m) => m.status === 'completed');
     if (!finished) throw new Error('no completed migration');
     const r = w.session.nova.abortMigration(w.servers.c.id, finished.id);
     await expect(r).rejects.toBeInstanceOf(CloudError);
-    await expect(r).rejects.toMatchObject({ status: 400 });
+    await expect(r).rejects.toMatchObject({ status: 409 });
+    await expect(r).rejects.toThrow(
+      `Cannot 'live_migrate_abort' instance ${w.servers.c.id} while it is in task_state None`,
+    );
   });
 });
 

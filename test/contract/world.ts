@@ -23,7 +23,8 @@ export type Target = 'sim' | 'lab';
 
 export function contractTarget(): Target {
   const t = process.env.AICERINE_CONTRACT_TARGET ?? 'sim';
-  if (t !== 'sim' && t !== 'lab') throw new Error(`AICERINE_CONTRACT_TARGET: expected "sim" or "lab", got ${JSON.stringify(t)}`);
+  if (t !== 'sim' && t !== 'lab')
+    throw new Error(`AICERINE_CONTRACT_TARGET: expected "sim" or "lab", got ${JSON.stringify(t)}`);
   return t;
 }
 
@@ -92,9 +93,22 @@ async function openSimWorld(): Promise<World> {
     format: 'aicerine-snapshot/1',
     takenAt: new Date().toISOString(),
     source: 'contract',
-    hosts: [labLikeHost(hosts[0], [aggregateName]), labLikeHost(hosts[1], [aggregateName]), labLikeHost(hosts[2], []), labLikeHost('compute4', [])],
+    hosts: [
+      labLikeHost(hosts[0], [aggregateName]),
+      labLikeHost(hosts[1], [aggregateName]),
+      labLikeHost(hosts[2], []),
+      labLikeHost('compute4', []),
+    ],
     servers: [a, b, c],
-    serverGroups: [{ id: groupId, name: `${PREFIX}group`, policy: 'anti-affinity', members: [a.id, b.id], projectId: a.projectId }],
+    serverGroups: [
+      {
+        id: groupId,
+        name: `${PREFIX}group`,
+        policy: 'anti-affinity',
+        members: [a.id, b.id],
+        projectId: a.projectId,
+      },
+    ],
   };
   const cloud = new SimCloud(snap, { load: staticLoadModel() });
   const sim: SimServerHandle = await startSimServer({ cloud, password: 'secret' });
@@ -145,7 +159,11 @@ async function openLabWorld(): Promise<World> {
     .map((s) => s.host)
     .sort();
   if (computes.length < 3) throw new Error(`lab: need 3 enabled compute hosts, found ${computes.join(', ')}`);
-  const hosts: [string, string, string] = [computes[0] as string, computes[1] as string, computes[2] as string];
+  const hosts: [string, string, string] = [
+    computes[0] as string,
+    computes[1] as string,
+    computes[2] as string,
+  ];
   const aggregateName = `${PREFIX}agg`;
   await createAggregate(session, aggregateName, [hosts[0], hosts[1]]);
   const groupId = await createServerGroup(session, `${PREFIX}group`, 'anti-affinity');
@@ -156,7 +174,7 @@ async function openLabWorld(): Promise<World> {
   ]);
   const byName = (n: string): FixtureServer => {
     const s = booted.find((x) => x.name === `${PREFIX}${n}`);
-    if (!s || !s.host) throw new Error(`lab: server ${PREFIX}${n} not booted`);
+    if (!s?.host) throw new Error(`lab: server ${PREFIX}${n} not booted`);
     return { id: s.id, name: s.name, host: s.host };
   };
   return {
@@ -167,8 +185,10 @@ async function openLabWorld(): Promise<World> {
     groupId,
     aggregateName,
     authUrl: labEnv('OS_AUTH_URL'),
-    holdMigrations: (seconds) => setControl('live_migration_seconds', seconds > 0 ? String(seconds) : undefined),
-    failMigrations: (ids) => setControl('live_migration_fail', ids === null ? undefined : `${ids.join('\n')}\n`),
+    holdMigrations: (seconds) =>
+      setControl('live_migration_seconds', seconds > 0 ? String(seconds) : undefined),
+    failMigrations: (ids) =>
+      setControl('live_migration_fail', ids === null ? undefined : `${ids.join('\n')}\n`),
     close: async () => {
       await setControl('live_migration_seconds', undefined);
       await setControl('live_migration_fail', undefined);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SimClock, novaTime } from '../../src/sim/clock.js';
+import { novaTime, SimClock } from '../../src/sim/clock.js';
 
 describe('SimClock', () => {
   it('scales wall time by its speed and adds explicit jumps', () => {

@@ -5,7 +5,8 @@ import { abortMigration, forceCompleteMigration, startLiveMigration } from '../.
 import { SimError } from '../../src/sim/model.js';
 import { frozenCloud, host, server, snapshot, usage } from './fixtures.js';
 
-const twoHosts = () => snapshot([host('c1'), host('c2'), host('c3')], [server(1, 'c1'), server(2, 'c1'), server(3, 'c1')]);
+const twoHosts = () =>
+  snapshot([host('c1'), host('c2'), host('c3')], [server(1, 'c1'), server(2, 'c1'), server(3, 'c1')]);
 const id = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
 
 describe('live migration timing', () => {
@@ -92,7 +93,9 @@ describe('placement claims while migrating', () => {
 
   it('rejects an unknown host and a server that is already migrating at once', () => {
     const cloud = frozenCloud(twoHosts());
-    expect(() => startLiveMigration(cloud, { serverUuid: id(1), host: 'nosuch' })).toThrow('Compute host nosuch could not be found.');
+    expect(() => startLiveMigration(cloud, { serverUuid: id(1), host: 'nosuch' })).toThrow(
+      'Compute host nosuch could not be found.',
+    );
     startLiveMigration(cloud, { serverUuid: id(1), host: 'c2' });
     try {
       startLiveMigration(cloud, { serverUuid: id(1), host: 'c3' });
@@ -100,7 +103,9 @@ describe('placement claims while migrating', () => {
     } catch (e) {
       expect(e).toBeInstanceOf(SimError);
       expect((e as SimError).status).toBe(409);
-      expect((e as SimError).message).toBe(`Cannot 'os-migrateLive' instance ${id(1)} while it is in task_state migrating`);
+      expect((e as SimError).message).toBe(
+        `Cannot 'os-migrateLive' instance ${id(1)} while it is in task_state migrating`,
+      );
     }
   });
 
@@ -174,6 +179,9 @@ describe('abort, force-complete and failures', () => {
     expect(() => abortMigration(cloud, id(1), m.id, true)).toThrow(/is accepted/);
     expect(() => forceCompleteMigration(cloud, id(1), m.id)).toThrow(/is accepted/);
     expect(() => abortMigration(cloud, id(1), 999, true)).toThrow(SimError);
+    expect(() => abortMigration(cloud, id(2), m.id, true)).toThrow(
+      `Cannot 'live_migrate_abort' instance ${id(2)} while it is in task_state None`,
+    );
   });
 
   it('force-completes a running migration within a second', () => {

@@ -14,7 +14,9 @@ let sim: SimServerHandle;
 const GROUP_ID = '11111111-2222-4333-8444-555555555555';
 
 beforeAll(async () => {
-  const servers = Array.from({ length: 12 }, (_, i) => server(i + 1, ['c1', 'c2', 'c3'][i % 3] as string, 2048));
+  const servers = Array.from({ length: 12 }, (_, i) =>
+    server(i + 1, ['c1', 'c2', 'c3'][i % 3] as string, 2048),
+  );
   sim = await startFrozen(
     snapshot([host('c1'), host('c2'), host('c3', { aggregates: ['silver'] })], servers, {
       serverGroups: [
@@ -64,7 +66,8 @@ describe('openstack CLI against the simulator', () => {
       const rows = (await openstack('server', 'list', '--all-projects', '--long')) as Row[];
       expect(rows).toHaveLength(12);
       const byId = new Map(rows.map((r) => [r.ID, r]));
-      for (const s of sim.cloud.servers) expect(byId.get(s.uuid)).toMatchObject({ Host: s.host, Status: 'ACTIVE' });
+      for (const s of sim.cloud.servers)
+        expect(byId.get(s.uuid)).toMatchObject({ Host: s.host, Status: 'ACTIVE' });
     },
     T,
   );
@@ -109,7 +112,13 @@ describe('openstack CLI against the simulator', () => {
       const rps = (await openstack('resource', 'provider', 'list')) as Row[];
       expect(rps.map((r) => r.name).sort()).toEqual(['c1', 'c2', 'c3']);
       const c1 = sim.cloud.hostsByName.get('c1');
-      const inv = (await openstack('resource', 'provider', 'inventory', 'list', c1?.nodeUuid as string)) as Row[];
+      const inv = (await openstack(
+        'resource',
+        'provider',
+        'inventory',
+        'list',
+        c1?.nodeUuid as string,
+      )) as Row[];
       const vcpu = inv.find((r) => r.resource_class === 'VCPU');
       expect(vcpu).toMatchObject({ total: 16, allocation_ratio: 4, used: 8 });
     },
@@ -131,7 +140,13 @@ describe('openstack CLI against the simulator', () => {
       expect(sim.cloud.serversByUuid.get(s.uuid)?.taskState).toBe('migrating');
       sim.cloud.advance(3600);
       expect(sim.cloud.serversByUuid.get(s.uuid)?.host).toBe('c2');
-      const migs = (await openstack('--os-compute-api-version', '2.59', 'server', 'migration', 'list')) as Row[];
+      const migs = (await openstack(
+        '--os-compute-api-version',
+        '2.59',
+        'server',
+        'migration',
+        'list',
+      )) as Row[];
       expect(migs).toHaveLength(1);
       expect(migs[0]).toMatchObject({
         'Server UUID': s.uuid,

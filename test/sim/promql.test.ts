@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PromQLError, type Series, evaluate } from '../../src/sim/promql.js';
+import { evaluate, PromQLError, type Series } from '../../src/sim/promql.js';
 
 const series: Record<string, Series[]> = {
   busy_total: [
@@ -29,7 +29,10 @@ describe('promql subset', () => {
       '{"instance":"a:9100"}': 2,
       '{"instance":"b:9100"}': 1,
     });
-    expect(vec('sum(rate(busy_total[1m])) by (mode)')).toEqual({ '{"mode":"user"}': 3, '{"mode":"idle"}': 6 });
+    expect(vec('sum(rate(busy_total[1m])) by (mode)')).toEqual({
+      '{"mode":"user"}': 3,
+      '{"mode":"idle"}': 6,
+    });
   });
 
   it('subtracts vectors matched on their labels and scales by scalars', () => {

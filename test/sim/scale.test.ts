@@ -12,7 +12,14 @@ let sim: SimServerHandle;
 let token: string;
 
 beforeAll(async () => {
-  const snap = synthesizeSnapshot({ hosts: 5000, servers: 100_000, groups: 1000, seed: 11, aggregates: 10, disabled: 5 });
+  const snap = synthesizeSnapshot({
+    hosts: 5000,
+    servers: 100_000,
+    groups: 1000,
+    seed: 11,
+    aggregates: 10,
+    disabled: 5,
+  });
   const cloud = new SimCloud(snap, { clock: new SimClock({ speed: 0 }), load: generatedLoadModel() });
   sim = await startSimServer({ cloud, password: 'pw' });
   token = await adminToken(sim);
@@ -39,7 +46,9 @@ describe('simulator at 5,000 hosts and 100,000 servers', () => {
     expect(last.servers).toHaveLength(1000);
     expect(last.servers?.[999]?.id).toBe(sim.cloud.servers[99_999]?.uuid);
     expect(last.servers_links).toBeDefined();
-    const beyond = await page(`${sim.url}/compute/v2.1/servers/detail?all_tenants=1&marker=${sim.cloud.servers[99_999]?.uuid}`);
+    const beyond = await page(
+      `${sim.url}/compute/v2.1/servers/detail?all_tenants=1&marker=${sim.cloud.servers[99_999]?.uuid}`,
+    );
     expect(beyond.servers).toHaveLength(0);
     expect(beyond.servers_links).toBeUndefined();
   });
@@ -48,7 +57,9 @@ describe('simulator at 5,000 hosts and 100,000 servers', () => {
     const h = sim.cloud.hosts[4321];
     const onHost = await page(`${sim.url}/compute/v2.1/servers/detail?all_tenants=1&host=${h?.name}`);
     expect(onHost.servers?.length).toBe(h?.servers.length);
-    const hyp = await page(`${sim.url}/compute/v2.1/os-hypervisors/detail?limit=1000&marker=${sim.cloud.hosts[3999]?.nodeUuid}`);
+    const hyp = await page(
+      `${sim.url}/compute/v2.1/os-hypervisors/detail?limit=1000&marker=${sim.cloud.hosts[3999]?.nodeUuid}`,
+    );
     expect((hyp.hypervisors as unknown[]).length).toBe(1000);
     const rps = await call(`${sim.url}/placement/resource_providers`, token);
     expect((rps.body as { resource_providers: unknown[] }).resource_providers).toHaveLength(5000);

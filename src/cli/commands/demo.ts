@@ -27,16 +27,23 @@ export function register(program: Command): void {
     .option('--keep', 'keep the simulated cloud running afterwards (Ctrl-C stops it)')
     .option('--port <n>', 'simulator port (0: any free port)', '0')
     .option('--speed <x>', 'virtual seconds per real second', '60')
-    .option('--synth <spec>', 'cloud to simulate: hosts,servers,groups,seed,aggregates,disabled', demoSynthSpec())
+    .option(
+      '--synth <spec>',
+      'cloud to simulate: hosts,servers,groups,seed,aggregates,disabled',
+      demoSynthSpec(),
+    )
     .option('--moves <n>', 'most moves to show per aggregate', '12')
     .action(async (flags: DemoFlags) => {
       const out = process.stdout;
       const port = Number(flags.port);
       const speed = Number(flags.speed);
       const shown = Number(flags.moves);
-      if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port: expected 0..65535, got ${flags.port}`);
-      if (!Number.isFinite(speed) || speed < 0) throw new Error(`--speed: expected a number >= 0, got ${flags.speed}`);
-      if (!Number.isInteger(shown) || shown < 0) throw new Error(`--moves: expected an integer >= 0, got ${flags.moves}`);
+      if (!Number.isInteger(port) || port < 0 || port > 65535)
+        throw new Error(`--port: expected 0..65535, got ${flags.port}`);
+      if (!Number.isFinite(speed) || speed < 0)
+        throw new Error(`--speed: expected a number >= 0, got ${flags.speed}`);
+      if (!Number.isInteger(shown) || shown < 0)
+        throw new Error(`--moves: expected an integer >= 0, got ${flags.moves}`);
       const started = Date.now();
       const { cloud } = await setupSim({ synth: flags.synth ?? demoSynthSpec(), speed });
       const password = 'demo';
@@ -79,7 +86,9 @@ export function register(program: Command): void {
         out.write(`\n${formatPlan(plan, { maxMovesShown: shown })}`);
         out.write(`\nDone in ${((Date.now() - started) / 1000).toFixed(1)} s.\n`);
         if (!flags.keep) {
-          out.write('Run `aicerine demo --keep` to keep the simulated cloud running and explore it with the openstack CLI.\n');
+          out.write(
+            'Run `aicerine demo --keep` to keep the simulated cloud running and explore it with the openstack CLI.\n',
+          );
           return;
         }
         const info = {
@@ -89,10 +98,14 @@ export function register(program: Command): void {
           prometheusUrl: `${sim.url}/prometheus`,
           controlUrl: `${sim.url}/sim`,
         };
-        out.write(`\nThe simulated cloud keeps running. Point the openstack CLI at it:\n\n${envExports(info)}\n`);
+        out.write(
+          `\nThe simulated cloud keeps running. Point the openstack CLI at it:\n\n${envExports(info)}\n`,
+        );
         out.write(`# or put this in clouds.yaml and use --os-cloud aicerine-sim\n${cloudsYaml(info)}\n`);
         out.write('  openstack server list --all-projects --long\n  openstack hypervisor list\n');
-        out.write('  openstack --os-compute-api-version 2.30 server migrate --live-migration --host HOST SERVER\n\n');
+        out.write(
+          '  openstack --os-compute-api-version 2.30 server migrate --live-migration --host HOST SERVER\n\n',
+        );
         out.write('Ctrl-C stops it.\n');
         await new Promise<void>((resolve) => {
           process.once('SIGINT', () => resolve());

@@ -33,10 +33,13 @@ export function register(program: Command): void {
     .option('-v, --verbose', 'log every request')
     .action(async (flags: SimFlags) => {
       const port = Number(flags.port);
-      if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port: expected 0..65535, got ${flags.port}`);
+      if (!Number.isInteger(port) || port < 0 || port > 65535)
+        throw new Error(`--port: expected 0..65535, got ${flags.port}`);
       const speed = Number(flags.speed);
-      if (!Number.isFinite(speed) || speed < 0) throw new Error(`--speed: expected a number >= 0, got ${flags.speed}`);
-      if (!LOADS.includes(flags.load as LoadChoice)) throw new Error(`--load: expected ${LOADS.join(', ')}, got ${flags.load}`);
+      if (!Number.isFinite(speed) || speed < 0)
+        throw new Error(`--speed: expected a number >= 0, got ${flags.speed}`);
+      if (!LOADS.includes(flags.load as LoadChoice))
+        throw new Error(`--load: expected ${LOADS.join(', ')}, got ${flags.load}`);
       const maxLm = Number(flags.maxLiveMigrations);
       if (!Number.isInteger(maxLm) || maxLm < 1) {
         throw new Error(`--max-live-migrations: expected an integer >= 1, got ${flags.maxLiveMigrations}`);
@@ -69,7 +72,9 @@ export function register(program: Command): void {
       );
       out.write(`# clouds.yaml\n${cloudsYaml(info)}\n# or the environment\n${envExports(info)}\n`);
       out.write(`Prometheus: ${info.prometheusUrl}   (aicerine record --prometheus ${info.prometheusUrl})\n`);
-      out.write(`Control:    ${info.controlUrl}/status, /sim/clock, /sim/faults, /sim/migration-failures, /sim/hosts/NAME (docs/simulator.md)\n`);
+      out.write(
+        `Control:    ${info.controlUrl}/status, /sim/clock, /sim/faults, /sim/migration-failures, /sim/hosts/NAME (docs/simulator.md)\n`,
+      );
       out.write('Ctrl-C stops it.\n');
       await new Promise<void>((resolve) => {
         const stop = (): void => {

@@ -1,5 +1,8 @@
 // How good a move is: the weigher. Imbalance reduction, minus soft server-group penalties it
-// adds, minus what the migration costs. Everything in imbalance units.
+// adds, minus what the migration costs. A move touches two hosts, so its effect on a standard
+// deviation shrinks as the aggregate grows; the weigher therefore counts the imbalance
+// reduction times the number of hosts in the imbalance, which makes minGain, the migration
+// cost and the soft-group penalty mean the same on 20 hosts and on 5,000.
 import type { Policy } from '../../policy/types.js';
 import { groupViolationDelta } from '../constraints/hard-groups.js';
 import type { ClusterState } from '../state.js';
@@ -11,7 +14,7 @@ export interface MoveScore {
   softPenalty: number;
   /** Migration cost charged. */
   cost: number;
-  /** balanceGain - softPenalty - cost. */
+  /** balanceGain * hosts - softPenalty - cost: compared with policy.minGain. */
   net: number;
 }
 
@@ -19,7 +22,7 @@ export function scoreMove(state: ClusterState, policy: Policy, server: number, t
   const balanceGain = current - state.imbalanceAfter(server, to);
   const softPenalty = softGroupPenaltyDelta(state, policy, server, to);
   const cost = policy.migrationCostPerSecond * state.servers[server]!.estSeconds;
-  return { balanceGain, softPenalty, cost, net: balanceGain - softPenalty - cost };
+  return { balanceGain, softPenalty, cost, net: balanceGain * hostsWeighed(state, server) - softPenalty - cost };
 }
 
 export function softGroupPenaltyDelta(state: ClusterState, policy: Policy, server: number, to: number): number {
@@ -28,4 +31,9 @@ export function softGroupPenaltyDelta(state: ClusterState, policy: Policy, serve
   const group = state.groups[g]!;
   if (group.policy !== 'soft-affinity' && group.policy !== 'soft-anti-affinity') return 0;
   return policy.softGroupPenalty * groupViolationDelta(state, group, state.at[server]!, to);
+}
+
+/** Hosts counted in the imbalance of the server's aggregate: the weigher's scale. */
+export function hostsWeighed(state: ClusterState, server: number): number {
+  return Math.max(1, state.aggregates[state.hosts[state.at[server]!]!.aggregate]!.counted.length);
 }

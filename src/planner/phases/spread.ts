@@ -5,7 +5,7 @@
 import type { PlanContext } from '../context.js';
 import { firstRejection } from '../constraints/index.js';
 import { hostUtil } from '../describe.js';
-import { softGroupPenaltyDelta } from '../objectives/move-score.js';
+import { hostsWeighed, softGroupPenaltyDelta } from '../objectives/move-score.js';
 import { MaxHeap } from '../../util/heap.js';
 
 const HOT_SOURCES = 6;
@@ -119,7 +119,7 @@ function hasRoom(ctx: PlanContext, server: number, to: number): boolean {
 function netGain(ctx: PlanContext, server: number, to: number, current: number, after: number): number {
   const { state, policy } = ctx;
   const sv = state.servers[server]!;
-  let net = current - after - policy.migrationCostPerSecond * sv.estSeconds;
+  let net = (current - after) * hostsWeighed(state, server) - policy.migrationCostPerSecond * sv.estSeconds;
   if (sv.group >= 0 && state.groups[sv.group]!.policy.startsWith('soft-')) {
     net -= softGroupPenaltyDelta(state, policy, server, to);
   }
@@ -230,7 +230,7 @@ function collect(
           const mean = s1 / n;
           after += weights[d]! * Math.sqrt(Math.max(0, s2 / n - mean * mean));
         }
-        let net = current - after - cost;
+        let net = (current - after) * n - cost;
         if (soft) net -= softGroupPenaltyDelta(state, policy, s, to);
         if (net >= policy.minGain) sink(s, to, net);
       }

@@ -34,14 +34,26 @@ export function glanceRoutes(): Route[] {
   return [
     route('GET', '', (ctx) =>
       sendJson(ctx, 300, {
-        versions: [{ id: 'v2.16', status: 'CURRENT', links: [{ rel: 'self', href: `${ctx.origin}${GLANCE_PREFIX}/v2/` }] }],
+        versions: [
+          {
+            id: 'v2.16',
+            status: 'CURRENT',
+            links: [{ rel: 'self', href: `${ctx.origin}${GLANCE_PREFIX}/v2/` }],
+          },
+        ],
       }),
     ),
     route('GET', '/v2/images', (ctx) => {
       const id = ctx.query.get('id');
       const name = ctx.query.get('name');
-      const match = (id === null || id === SIM_IMAGE_ID || id === `in:${SIM_IMAGE_ID}`) && (name === null || name === 'sim-image');
-      sendJson(ctx, 200, { images: match ? [imageView()] : [], first: '/v2/images', schema: '/v2/schemas/images' });
+      const match =
+        (id === null || id === SIM_IMAGE_ID || id === `in:${SIM_IMAGE_ID}`) &&
+        (name === null || name === 'sim-image');
+      sendJson(ctx, 200, {
+        images: match ? [imageView()] : [],
+        first: '/v2/images',
+        schema: '/v2/schemas/images',
+      });
     }),
     route('GET', '/v2/images/{id}', (ctx, [id]) => {
       if (id !== SIM_IMAGE_ID) {

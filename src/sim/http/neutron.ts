@@ -8,11 +8,19 @@ export const NEUTRON_PREFIX = '/network';
 
 export function neutronRoutes(cloud: SimCloud): Route[] {
   const ports = (): { id: string; server: SimServer }[] =>
-    cloud.servers.filter((s) => s.sriov).map((s) => ({ id: stableUuid(cloud.seed, 'port', s.uuid), server: s }));
+    cloud.servers
+      .filter((s) => s.sriov)
+      .map((s) => ({ id: stableUuid(cloud.seed, 'port', s.uuid), server: s }));
   return [
     route('GET', '', (ctx) =>
       sendJson(ctx, 200, {
-        versions: [{ id: 'v2.0', status: 'CURRENT', links: [{ href: `${ctx.origin}${NEUTRON_PREFIX}/v2.0/`, rel: 'self' }] }],
+        versions: [
+          {
+            id: 'v2.0',
+            status: 'CURRENT',
+            links: [{ href: `${ctx.origin}${NEUTRON_PREFIX}/v2.0/`, rel: 'self' }],
+          },
+        ],
       }),
     ),
     route('GET', '/v2.0/ports', (ctx) => {
@@ -22,7 +30,8 @@ export function neutronRoutes(cloud: SimCloud): Route[] {
       const fields = q.getAll('fields');
       const limit = q.has('limit') ? Number(q.get('limit')) : Infinity;
       let list = ports().filter(
-        (p) => (types.length === 0 || types.includes('direct')) && (device === null || p.server.uuid === device),
+        (p) =>
+          (types.length === 0 || types.includes('direct')) && (device === null || p.server.uuid === device),
       );
       const marker = q.get('marker');
       if (marker !== null) {
@@ -50,7 +59,9 @@ export function neutronRoutes(cloud: SimCloud): Route[] {
       if (Number.isFinite(limit) && page.length === limit && last) {
         const params = new URLSearchParams(q);
         params.set('marker', last.id);
-        body.ports_links = [{ rel: 'next', href: `${ctx.origin}${NEUTRON_PREFIX}/v2.0/ports?${params.toString()}` }];
+        body.ports_links = [
+          { rel: 'next', href: `${ctx.origin}${NEUTRON_PREFIX}/v2.0/ports?${params.toString()}` },
+        ];
       }
       sendJson(ctx, 200, body);
     }),

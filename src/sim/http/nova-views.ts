@@ -3,7 +3,6 @@ import { createHash } from 'node:crypto';
 import { novaTime } from '../clock.js';
 import { stableUuid } from '../ids.js';
 import { memoryProgress } from '../migrations.js';
-import { SIM_IMAGE_ID } from './glance.js';
 import type {
   SimAggregate,
   SimCloud,

@@ -107,11 +107,13 @@ export function novaRoutes(cloud: SimCloud): Route[] {
             Vary: 'OpenStack-API-Version, X-OpenStack-Nova-API-Version',
           });
         }
-        return novaFault(ctx, neg.status, neg.message);
+        novaFault(ctx, neg.status, neg.message);
+        return;
       }
       Object.assign(ctx.headers, novaVersionHeaders(neg.version), { 'X-Compute-Request-Id': ctx.requestId });
       if (policy && !ctx.token?.roles.includes('admin')) {
-        return novaFault(ctx, 403, `Policy doesn't allow ${policy} to be performed.`);
+        novaFault(ctx, 403, `Policy doesn't allow ${policy} to be performed.`);
+        return;
       }
       cloud.sync();
       const view: ViewCtx = { cloud, version: neg.version, base: `${ctx.origin}${NOVA_PREFIX}` };
@@ -120,7 +122,8 @@ export function novaRoutes(cloud: SimCloud): Route[] {
       } catch (e) {
         if (e instanceof Fault || e instanceof SimError) {
           const code = e instanceof Fault ? e.code : e.status;
-          return novaFault(ctx, code, e.message);
+          novaFault(ctx, code, e.message);
+          return;
         }
         throw e;
       }
@@ -226,17 +229,10 @@ export function novaRoutes(cloud: SimCloud): Route[] {
         if (!isRecord(ctx.body) || !('force_complete' in ctx.body)) {
           throw new Fault(
             400,
-            'There is no such action: ' + Object.keys(isRecord(ctx.body) ? ctx.body : {}).join(','),
+            `There is no such action: ${Object.keys(isRecord(ctx.body) ? ctx.body : {}).join(',')}`,
           );
         }
-        try {
-          forceCompleteMigration(cloud, id as string, parseMigrationId(mid as string));
-        } catch (e) {
-          if (e instanceof SimError && e.status === 409) {
-            throw new Fault(400, e.message.replace('Cannot force_complete', 'Cannot force complete'));
-          }
-          throw e;
-        }
+        forceCompleteMigration(cloud, id as string, parseMigrationId(mid as string));
         sendEmpty(ctx, 202);
       }),
     ),

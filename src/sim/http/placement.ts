@@ -68,13 +68,15 @@ export function placementRoutes(cloud: SimCloud): Route[] {
           (ctx.req.headers['openstack-api-version'] as string | undefined)?.replace(/^placement\s+/i, '') ??
           '';
         if (neg.status === 406) {
-          return placementError(ctx, 406, '', null, undefined, {
+          placementError(ctx, 406, '', null, undefined, {
             detail: `The resource could not be generated that was acceptable to your browser (content of type application/json. \n\n Invalid microversion: Unacceptable version header: ${raw}`,
             max_version: fmt(PLACEMENT_VERSIONS.max),
             min_version: fmt(PLACEMENT_VERSIONS.min),
           });
+          return;
         }
-        return placementError(ctx, 400, `invalid version string: ${raw}`, null);
+        placementError(ctx, 400, `invalid version string: ${raw}`, null);
+        return;
       }
       Object.assign(ctx.headers, {
         'openstack-api-version': `placement ${fmt(neg.version)}`,
@@ -84,8 +86,8 @@ export function placementRoutes(cloud: SimCloud): Route[] {
       try {
         h(ctx, neg.version, params);
       } catch (e) {
-        if (e instanceof PlacementFault) return placementError(ctx, e.status, e.detail, neg.version, e.code);
-        throw e;
+        if (!(e instanceof PlacementFault)) throw e;
+        placementError(ctx, e.status, e.detail, neg.version, e.code);
       }
     };
 

@@ -115,8 +115,14 @@ export async function startSimServer(options: SimServerOptions): Promise<SimServ
       type: 'network',
       routes: neutronRoutes(cloud),
       open: new Set(['', '/']),
-      notFound: (ctx) => sendJson(ctx, 404, { NeutronError: { type: 'HTTPNotFound', message: 'The resource could not be found.', detail: '' } }),
-      badBody: (ctx) => sendJson(ctx, 400, { NeutronError: { type: 'HTTPBadRequest', message: 'Malformed JSON', detail: '' } }),
+      notFound: (ctx) =>
+        sendJson(ctx, 404, {
+          NeutronError: { type: 'HTTPNotFound', message: 'The resource could not be found.', detail: '' },
+        }),
+      badBody: (ctx) =>
+        sendJson(ctx, 400, {
+          NeutronError: { type: 'HTTPBadRequest', message: 'Malformed JSON', detail: '' },
+        }),
     },
     {
       prefix: PROMETHEUS_PREFIX,

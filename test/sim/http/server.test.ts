@@ -21,23 +21,38 @@ afterAll(() => sim.close());
 const v = (ver: string) => ({ headers: { 'OpenStack-API-Version': `compute ${ver}` } });
 
 describe('keystone', () => {
-  it('issues tokens with a catalog and refuses a wrong password with Keystone\'s body', async () => {
+  it("issues tokens with a catalog and refuses a wrong password with Keystone's body", async () => {
     const bad = await call(`${sim.authUrl}/auth/tokens`, null, {
       method: 'POST',
-      body: { auth: { identity: { methods: ['password'], password: { user: { name: 'admin', domain: { name: 'Default' }, password: 'x' } } } } },
+      body: {
+        auth: {
+          identity: {
+            methods: ['password'],
+            password: { user: { name: 'admin', domain: { name: 'Default' }, password: 'x' } },
+          },
+        },
+      },
     });
     expect(bad.status).toBe(401);
     expect(bad.body).toEqual({
-      error: { code: 401, message: 'The request you have made requires authentication.', title: 'Unauthorized' },
+      error: {
+        code: 401,
+        message: 'The request you have made requires authentication.',
+        title: 'Unauthorized',
+      },
     });
-    const ok = await call(`${sim.authUrl}/auth/tokens`, token, { method: 'POST', body: { auth: { identity: { methods: ['token'], token: { id: token } } } } });
+    const ok = await call(`${sim.authUrl}/auth/tokens`, token, {
+      method: 'POST',
+      body: { auth: { identity: { methods: ['token'], token: { id: token } } } },
+    });
     expect(ok.status).toBe(201);
     const catalog = (ok.body as { token: { catalog: { type: string }[] } }).token.catalog.map((c) => c.type);
     expect(catalog).toEqual(expect.arrayContaining(['identity', 'compute', 'placement']));
   });
 
   it('enforces application credential access rules on Nova and Placement paths with 401', async () => {
-    const me = (await call(`${sim.authUrl}/auth/tokens`, token, { headers: { 'X-Subject-Token': token } })).body as {
+    const me = (await call(`${sim.authUrl}/auth/tokens`, token, { headers: { 'X-Subject-Token': token } }))
+      .body as {
       token: { user: { id: string } };
     };
     const created = await call(`${sim.authUrl}/users/${me.token.user.id}/application_credentials`, token, {
@@ -53,10 +68,18 @@ describe('keystone', () => {
       },
     });
     expect(created.status).toBe(201);
-    const ac = (created.body as { application_credential: { id: string; secret: string } }).application_credential;
+    const ac = (created.body as { application_credential: { id: string; secret: string } })
+      .application_credential;
     const acTok = await call(`${sim.authUrl}/auth/tokens`, null, {
       method: 'POST',
-      body: { auth: { identity: { methods: ['application_credential'], application_credential: { id: ac.id, secret: ac.secret } } } },
+      body: {
+        auth: {
+          identity: {
+            methods: ['application_credential'],
+            application_credential: { id: ac.id, secret: ac.secret },
+          },
+        },
+      },
     });
     expect(acTok.status).toBe(201);
     const t = acTok.headers.get('x-subject-token') as string;
@@ -88,16 +111,22 @@ describe('nova', () => {
     expect(r.headers.get('vary')).toContain('OpenStack-API-Version');
   });
 
-  it('refuses unsupported and malformed microversions with Nova\'s bodies', async () => {
+  it("refuses unsupported and malformed microversions with Nova's bodies", async () => {
     const hi = await call(`${nova}/os-services`, token, v('2.99'));
     expect(hi.status).toBe(406);
     expect(hi.body).toEqual({
-      computeFault: { code: 406, message: 'Version 2.99 is not supported by the API. Minimum is 2.1 and maximum is 2.93.' },
+      computeFault: {
+        code: 406,
+        message: 'Version 2.99 is not supported by the API. Minimum is 2.1 and maximum is 2.93.',
+      },
     });
     const bad = await call(`${nova}/os-services`, token, v('2.x'));
     expect(bad.status).toBe(400);
     expect(bad.body).toEqual({
-      badRequest: { code: 400, message: 'API Version String 2.x is of invalid format. Must be of format MajorNum.MinorNum.' },
+      badRequest: {
+        code: 400,
+        message: 'API Version String 2.x is of invalid format. Must be of format MajorNum.MinorNum.',
+      },
     });
   });
 
@@ -124,7 +153,12 @@ describe('nova', () => {
     const servers = (r.body as { servers: Record<string, unknown>[] }).servers;
     expect(servers).toHaveLength(12);
     expect(servers.every((s) => s['OS-EXT-SRV-ATTR:host'] === 'c2')).toBe(true);
-    expect(servers[0]?.flavor).toMatchObject({ vcpus: 2, ram: 2048, original_name: 'f2048', extra_specs: {} });
+    expect(servers[0]?.flavor).toMatchObject({
+      vcpus: 2,
+      ram: 2048,
+      original_name: 'f2048',
+      extra_specs: {},
+    });
   });
 
   it('live-migrates through the API and shows the record in os-migrations and server migrations', async () => {
@@ -139,7 +173,12 @@ describe('nova', () => {
     const inProgress = await call(`${nova}/servers/${id}/migrations`, token, v('2.80'));
     const ms = (inProgress.body as { migrations: Record<string, unknown>[] }).migrations;
     expect(ms).toHaveLength(1);
-    expect(ms[0]).toMatchObject({ status: 'running', source_compute: 'c1', dest_compute: 'c3', server_uuid: id });
+    expect(ms[0]).toMatchObject({
+      status: 'running',
+      source_compute: 'c1',
+      dest_compute: 'c3',
+      server_uuid: id,
+    });
     const mid = ms[0]?.id as number;
     const forced = await call(`${nova}/servers/${id}/migrations/${mid}/action`, token, {
       method: 'POST',
@@ -182,7 +221,11 @@ describe('nova', () => {
       disabled_reason: 'maintenance',
       host: 'c3',
     });
-    await call(`${nova}/os-services/${svc}`, token, { method: 'PUT', body: { status: 'enabled' }, ...v('2.53') });
+    await call(`${nova}/os-services/${svc}`, token, {
+      method: 'PUT',
+      body: { status: 'enabled' },
+      ...v('2.53'),
+    });
     expect(sim.cloud.hostsByName.get('c3')?.status).toBe('enabled');
   });
 });
@@ -192,7 +235,10 @@ describe('placement', () => {
     const rp = sim.cloud.hostsByName.get('c2')?.nodeUuid;
     const h = { headers: { 'OpenStack-API-Version': 'placement 1.39' } };
     const got = await call(`${placement}/resource_providers/${rp}/inventories`, token, h);
-    const body = got.body as { resource_provider_generation: number; inventories: Record<string, Record<string, number>> };
+    const body = got.body as {
+      resource_provider_generation: number;
+      inventories: Record<string, Record<string, number>>;
+    };
     const inventories = { ...body.inventories, VCPU: { ...body.inventories.VCPU, allocation_ratio: 2 } };
     const ok = await call(`${placement}/resource_providers/${rp}/inventories`, token, {
       method: 'PUT',
@@ -217,13 +263,14 @@ describe('placement', () => {
   it('reports usages as the sum of allocations and 404s an unknown provider', async () => {
     const rp = sim.cloud.hostsByName.get('c2')?.nodeUuid;
     const u = await call(`${placement}/resource_providers/${rp}/usages`, token);
-    expect((u.body as { usages: Record<string, number> }).usages.MEMORY_MB).toBe(sim.cloud.placement.usageOf(
-      sim.cloud.hostsByName.get('c2')?.rp as never,
-      'MEMORY_MB',
-    ));
+    expect((u.body as { usages: Record<string, number> }).usages.MEMORY_MB).toBe(
+      sim.cloud.placement.usageOf(sim.cloud.hostsByName.get('c2')?.rp as never, 'MEMORY_MB'),
+    );
     const missing = await call(`${placement}/resource_providers/nope/usages`, token);
     expect(missing.status).toBe(404);
-    expect((missing.body as { errors: { detail: string }[] }).errors[0]?.detail).toContain('No resource provider with uuid nope found');
+    expect((missing.body as { errors: { detail: string }[] }).errors[0]?.detail).toContain(
+      'No resource provider with uuid nope found',
+    );
   });
 });
 
@@ -232,7 +279,8 @@ describe('prometheus', () => {
     const q = async (query: string) => {
       const r = await call(`${sim.url}/prometheus/api/v1/query?query=${encodeURIComponent(query)}`, null);
       expect(r.status).toBe(200);
-      return (r.body as { data: { result: { metric: Record<string, string>; value: [number, string] }[] } }).data.result;
+      return (r.body as { data: { result: { metric: Record<string, string>; value: [number, string] }[] } })
+        .data.result;
     };
     const cpu = await q('sum by (instance) (rate(node_cpu_seconds_total{mode!~"idle|iowait|steal"}[5m]))');
     expect(cpu.map((r) => r.metric.instance).sort()).toEqual(['c1:9100', 'c2:9100', 'c3:9100']);
@@ -244,7 +292,10 @@ describe('prometheus', () => {
     expect(Number(dom[0]?.value[1])).toBe(1024 * 1048576);
     const direct = await q('aicerine_sim_server_cpu_busy_cores{host="c1"}');
     expect(direct.every((r) => r.metric.host === 'c1')).toBe(true);
-    const bad = await call(`${sim.url}/prometheus/api/v1/query?query=${encodeURIComponent('histogram_quantile(0.9, x)')}`, null);
+    const bad = await call(
+      `${sim.url}/prometheus/api/v1/query?query=${encodeURIComponent('histogram_quantile(0.9, x)')}`,
+      null,
+    );
     expect(bad.status).toBe(400);
     expect(bad.body).toMatchObject({ status: 'error', errorType: 'bad_data' });
   });

@@ -1,0 +1,41 @@
+import { Command } from 'commander';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { register } from '../../../src/cli/commands/demo.js';
+import { register as registerSim } from '../../../src/cli/commands/sim.js';
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe('aicerine demo', () => {
+  it('simulates a cloud, records it through the APIs, and prints a plan with reasons', async () => {
+    let out = '';
+    vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      out += String(chunk);
+      return true;
+    });
+    const program = new Command().exitOverride();
+    register(program);
+    await program.parseAsync(['demo', '--synth', '12,240,8,5,2,1'], { from: 'user' });
+    expect(out).toMatch(
+      /Simulated cloud at http:\/\/127\.0\.0\.1:\d+: 12 hosts in 2 aggregates, 240 servers, 8 server groups/,
+    );
+    expect(out).toContain('Recorded through the OpenStack APIs: 12 hosts, 240 servers, 8 server groups');
+    expect(out).toContain('Plan (spread)');
+    // The disabled host is drained, and the plan says why.
+    expect(out).toMatch(/is disabled \(maintenance\)/);
+    expect(out).toContain('aicerine demo --keep');
+  });
+
+  it('refuses a bad option before starting anything', async () => {
+    const program = new Command().exitOverride();
+    register(program);
+    registerSim(program);
+    await expect(program.parseAsync(['demo', '--port', 'x'], { from: 'user' })).rejects.toThrow(
+      '--port: expected 0..65535, got x',
+    );
+    await expect(program.parseAsync(['sim', '--synth', '1,2'], { from: 'user' })).rejects.toThrow(
+      /groups is missing/,
+    );
+  });
+});
