@@ -10,7 +10,9 @@ export function packLowerBound(snapshot) {
     byAgg.get(key).push(h);
   }
   const pinned = new Set(
-    snapshot.servers.filter((s) => s.sharedStorage === false || s.metadata?.['aicerine:exclude'] === 'true').map((s) => s.host),
+    snapshot.servers
+      .filter((s) => s.sharedStorage === false || s.metadata?.['aicerine:exclude'] === 'true')
+      .map((s) => s.host),
   );
   let total = 0;
   for (const hosts of byAgg.values()) {

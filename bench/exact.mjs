@@ -17,7 +17,9 @@ function servers(state) {
 
 /** Fewest hosts that can hold every server (capacity only; immovable servers stay put). */
 export async function exactPackHosts(snapshot) {
-  const state = new ClusterState(snapshot, { ...(await import('../dist/policy/defaults.js')).DEFAULT_POLICY });
+  const state = new ClusterState(snapshot, {
+    ...(await import('../dist/policy/defaults.js')).DEFAULT_POLICY,
+  });
   const H = state.hosts.length;
   const S = servers(state);
   const rows = [];
@@ -30,7 +32,9 @@ export async function exactPackHosts(snapshot) {
   for (let h = 0; h < H; h++) {
     for (const r of [0, 1]) {
       const cap = state.hosts[h].cap[r];
-      rows.push(` c${h}_${r}: ${S.map((s, i) => `${s.alloc[r]} x_${i}_${h}`).join(' + ')} - ${cap} y_${h} <= 0`);
+      rows.push(
+        ` c${h}_${r}: ${S.map((s, i) => `${s.alloc[r]} x_${i}_${h}`).join(' + ')} - ${cap} y_${h} <= 0`,
+      );
     }
     bin.push(`y_${h}`);
   }
@@ -48,7 +52,11 @@ export async function exactSpreadMoves(snapshot, plan, policy) {
   const rows = [];
   const bin = [];
   // Host load not explained by its servers (hypervisor overhead) stays on the host.
-  const base = state.hosts.map((_, h) => policy.dimensions.map((__, d) => state.load[h * D + d] - S.filter((s) => s.origin === h).reduce((t, s) => t + s.load[d], 0)));
+  const base = state.hosts.map((_, h) =>
+    policy.dimensions.map(
+      (__, d) => state.load[h * D + d] - S.filter((s) => s.origin === h).reduce((t, s) => t + s.load[d], 0),
+    ),
+  );
   const after = planSnapshotState(snapshot, plan, policy);
   S.forEach((s, i) => {
     if (s.fixed) rows.push(` f${i}: x_${i}_${s.origin} = 1`);
@@ -56,7 +64,10 @@ export async function exactSpreadMoves(snapshot, plan, policy) {
     for (let h = 0; h < H; h++) bin.push(`x_${i}_${h}`);
   });
   for (let h = 0; h < H; h++) {
-    for (const r of [0, 1]) rows.push(` c${h}_${r}: ${S.map((s, i) => `${s.alloc[r]} x_${i}_${h}`).join(' + ')} <= ${state.hosts[h].cap[r]}`);
+    for (const r of [0, 1])
+      rows.push(
+        ` c${h}_${r}: ${S.map((s, i) => `${s.alloc[r]} x_${i}_${h}`).join(' + ')} <= ${state.hosts[h].cap[r]}`,
+      );
     for (let d = 0; d < D; d++) {
       const phys = state.hosts[h].phys[d];
       const terms = S.map((s, i) => `${(s.load[d] / phys).toFixed(9)} x_${i}_${h}`).join(' + ');
@@ -70,13 +81,16 @@ export async function exactSpreadMoves(snapshot, plan, policy) {
   const stay = S.map((s, i) => `x_${i}_${s.origin}`).join(' - ');
   const lp = `Minimize\n obj: ${S.length} - ${stay}\nSubject To\n${rows.join('\n')}\nBinary\n ${bin.join(' ')}\nEnd\n`;
   // HiGHS's LP reader wants the constant in the objective as a variable-free term; shift it out.
-  return solve(lp.replace(`obj: ${S.length} - `, 'obj: - ')).then((v) => (typeof v === 'number' ? v + S.length : v));
+  return solve(lp.replace(`obj: ${S.length} - `, 'obj: - ')).then((v) =>
+    typeof v === 'number' ? v + S.length : v,
+  );
 }
 
 /** Mean and largest deviation of host utilization per dimension after the plan's moves. */
 function planSnapshotState(snapshot, plan, policy) {
   const state = new ClusterState(snapshot, policy);
-  for (const a of plan.aggregates) for (const m of a.moves) state.apply(state.serverById.get(m.server), state.hostByName.get(m.to));
+  for (const a of plan.aggregates)
+    for (const m of a.moves) state.apply(state.serverById.get(m.server), state.hostByName.get(m.to));
   const hosts = state.aggregates[0].counted;
   return policy.dimensions.map((_, d) => {
     const u = hosts.map((h) => state.util(h, d));

@@ -2,26 +2,57 @@
 // imbalance before/after and a lower bound (migrations for spread, hosts for pack); for a
 // cluster of up to 30 hosts an exact HiGHS solve shows the gap. Figures, not pass/fail.
 import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { dirname, join } from 'node:path';
+import { checkPlan } from '../dist/checker/index.js';
 import { planSnapshot } from '../dist/planner/index.js';
 import { DEFAULT_POLICY } from '../dist/policy/defaults.js';
-import { synthesizeSnapshot } from '../dist/snapshot/synth.js';
 import { importVmr2l } from '../dist/snapshot/import-vmr2l.js';
-import { checkPlan } from '../dist/checker/index.js';
-import { exactPackHosts, exactSpreadMoves } from './exact.mjs';
+import { synthesizeSnapshot } from '../dist/snapshot/synth.js';
 import { packLowerBound, spreadLowerBound } from './bounds.mjs';
+import { exactPackHosts, exactSpreadMoves } from './exact.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const VMR2L = join(root, '..', 'shared', 'traces', 'vmr2l-bytedance', 'json_stream_c1_2022-03-28+32c.json');
 
 const cases = [
-  { name: '12 hosts / 160 servers (exact check)', synth: { hosts: 12, servers: 160, groups: 0, seed: 5 }, modes: ['spread', 'pack'], maxMoves: 1000, runs: 5, exact: true },
-  { name: '50 hosts / 5,000 servers / 100 groups', synth: { hosts: 50, servers: 5000, groups: 100, seed: 1 }, modes: ['spread', 'pack'], maxMoves: 100000, runs: 5 },
-  { name: '500 hosts / 20,000 servers / 400 groups', synth: { hosts: 500, servers: 20000, groups: 400, seed: 1 }, modes: ['spread', 'pack'], maxMoves: 200, runs: 3 },
-  { name: '5,000 hosts / 30,000 servers', synth: { hosts: 5000, servers: 30000, groups: 400, seed: 1 }, modes: ['spread', 'pack'], maxMoves: 200, runs: 3 },
-  { name: 'VMR2L b05-dpdk-c1 (real placements)', vmr2l: VMR2L, modes: ['pack', 'spread'], maxMoves: 200, runs: 3 },
+  {
+    name: '12 hosts / 160 servers (exact check)',
+    synth: { hosts: 12, servers: 160, groups: 0, seed: 5 },
+    modes: ['spread', 'pack'],
+    maxMoves: 1000,
+    runs: 5,
+    exact: true,
+  },
+  {
+    name: '50 hosts / 5,000 servers / 100 groups',
+    synth: { hosts: 50, servers: 5000, groups: 100, seed: 1 },
+    modes: ['spread', 'pack'],
+    maxMoves: 100000,
+    runs: 5,
+  },
+  {
+    name: '500 hosts / 20,000 servers / 400 groups',
+    synth: { hosts: 500, servers: 20000, groups: 400, seed: 1 },
+    modes: ['spread', 'pack'],
+    maxMoves: 200,
+    runs: 3,
+  },
+  {
+    name: '5,000 hosts / 30,000 servers',
+    synth: { hosts: 5000, servers: 30000, groups: 400, seed: 1 },
+    modes: ['spread', 'pack'],
+    maxMoves: 200,
+    runs: 3,
+  },
+  {
+    name: 'VMR2L b05-dpdk-c1 (real placements)',
+    vmr2l: VMR2L,
+    modes: ['pack', 'spread'],
+    maxMoves: 200,
+    runs: 3,
+  },
 ];
 
 function median(xs) {
@@ -31,7 +62,9 @@ function median(xs) {
 
 const only = process.argv[2];
 console.log(`node ${process.version}, ${new Date().toISOString()}`);
-console.log('case | mode | hosts | servers | median ms | moves | waves | imbalance before -> after | lower bound | exact | peak RSS MiB | checker');
+console.log(
+  'case | mode | hosts | servers | median ms | moves | waves | imbalance before -> after | lower bound | exact | peak RSS MiB | checker',
+);
 for (const c of cases) {
   if (only && !c.name.includes(only)) continue;
   let snapshot;
@@ -68,7 +101,8 @@ for (const c of cases) {
       if (c.exact) exact = `${await exactPackHosts(snapshot)} hosts (optimal)`;
     } else {
       bound = `>= ${spreadLowerBound(snapshot, plan, policy)} migrations`;
-      if (c.exact) exact = `${await exactSpreadMoves(snapshot, plan, policy)} migrations (optimal for the same max deviation)`;
+      if (c.exact)
+        exact = `${await exactSpreadMoves(snapshot, plan, policy)} migrations (optimal for the same max deviation)`;
     }
     const check = checkPlan(snapshot, plan, { dimensions: policy.dimensions });
     const rss = Math.round(process.memoryUsage().rss / 1048576);

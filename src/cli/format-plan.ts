@@ -16,7 +16,9 @@ function formatAggregate(agg: AggregatePlan, maxShown: number): string[] {
   const lines: string[] = [];
   const waves = new Set(agg.moves.map((m) => m.wave)).size;
   const seconds = agg.moves.reduce((s, m) => s + m.estimatedSeconds, 0);
-  lines.push(`== ${agg.name}: ${agg.moves.length} moves in ${waves} waves (≈${Math.round(seconds)} s of migration)`);
+  lines.push(
+    `== ${agg.name}: ${agg.moves.length} moves in ${waves} waves (≈${Math.round(seconds)} s of migration)`,
+  );
   const dims = Object.keys(agg.before.dimensions);
   const rows: string[][] = [['', 'imbalance', ...dims.flatMap((d) => [`${d} stddev`, `${d} max`])]];
   for (const [label, b] of [
@@ -48,7 +50,8 @@ function formatAggregate(agg: AggregatePlan, maxShown: number): string[] {
       ]);
     }
     lines.push('', ...table(moveRows).map((l) => `  ${l}`));
-    if (agg.moves.length > maxShown) lines.push(`  ... ${agg.moves.length - maxShown} more moves (use --json)`);
+    if (agg.moves.length > maxShown)
+      lines.push(`  ... ${agg.moves.length - maxShown} more moves (use --json)`);
   } else {
     lines.push('  no moves');
   }
@@ -59,7 +62,11 @@ function formatAggregate(agg: AggregatePlan, maxShown: number): string[] {
 
 function table(rows: string[][]): string[] {
   const widths: number[] = [];
-  for (const row of rows) row.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, c.length)));
+  for (const row of rows) {
+    row.forEach((c, i) => {
+      widths[i] = Math.max(widths[i] ?? 0, c.length);
+    });
+  }
   return rows.map((row) =>
     row
       .map((c, i) => (i === row.length - 1 ? c : c.padEnd(widths[i]!)))

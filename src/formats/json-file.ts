@@ -9,13 +9,17 @@ export async function readJsonFile(path: string): Promise<unknown> {
     raw = await readFile(path);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    throw new InputError([{ file: path, path: '', message: code === 'ENOENT' ? 'no such file' : `cannot read (${code})` }]);
+    throw new InputError([
+      { file: path, path: '', message: code === 'ENOENT' ? 'no such file' : `cannot read (${code})` },
+    ]);
   }
   let text: string;
   try {
     text = isGzip(raw) ? gunzipSync(raw).toString('utf8') : raw.toString('utf8');
   } catch {
-    throw new InputError([{ file: path, path: '', message: 'looks gzip-compressed but does not decompress' }]);
+    throw new InputError([
+      { file: path, path: '', message: 'looks gzip-compressed but does not decompress' },
+    ]);
   }
   try {
     return JSON.parse(text);

@@ -49,7 +49,8 @@ export function checkSnapshotConsistency(s: Snapshot, file?: string): InputIssue
   const groupIds = new Map<string, number>();
   s.serverGroups.forEach((g, gi) => {
     const prev = groupIds.get(g.id);
-    if (prev !== undefined) add(`serverGroups[${gi}].id`, `duplicate group id (also serverGroups[${prev}])`, g.id);
+    if (prev !== undefined)
+      add(`serverGroups[${gi}].id`, `duplicate group id (also serverGroups[${prev}])`, g.id);
     else groupIds.set(g.id, gi);
     g.members.forEach((m, mi) => {
       const path = `serverGroups[${gi}].members[${mi}]`;
@@ -59,7 +60,8 @@ export function checkSnapshotConsistency(s: Snapshot, file?: string): InputIssue
       }
       const other = groupOf.get(m);
       if (other === gi) add(path, 'member listed twice', m);
-      else if (other !== undefined) add(path, `server already in serverGroups[${other}] (one group per server)`, m);
+      else if (other !== undefined)
+        add(path, `server already in serverGroups[${other}] (one group per server)`, m);
       else groupOf.set(m, gi);
     });
     if (g.rules?.max_server_per_host !== undefined && g.policy !== 'anti-affinity') {

@@ -27,7 +27,9 @@ export async function writeSnapshot(path: string, snapshot: Snapshot): Promise<v
 /** A document of another format or version is refused before field checks, with one clear line. */
 export function refuseUnknownFormat(doc: unknown, expected: string, file?: string): void {
   if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) {
-    throw new InputError([{ file, path: '', message: `expected a JSON object with "format": "${expected}"` }]);
+    throw new InputError([
+      { file, path: '', message: `expected a JSON object with "format": "${expected}"` },
+    ]);
   }
   const format = (doc as Record<string, unknown>).format;
   if (format !== expected) {
@@ -35,7 +37,8 @@ export function refuseUnknownFormat(doc: unknown, expected: string, file?: strin
       {
         file,
         path: 'format',
-        message: format === undefined ? `missing; expected "${expected}"` : `unknown format, expected "${expected}"`,
+        message:
+          format === undefined ? `missing; expected "${expected}"` : `unknown format, expected "${expected}"`,
         ...(format === undefined ? {} : { value: format }),
       },
     ]);

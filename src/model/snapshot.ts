@@ -6,7 +6,12 @@ export const SNAPSHOT_FORMAT = 'aicerine-snapshot/1' as const;
 export const RESOURCE_CLASSES = ['VCPU', 'MEMORY_MB', 'DISK_GB'] as const;
 export type ResourceClass = (typeof RESOURCE_CLASSES)[number];
 
-export const SERVER_GROUP_POLICIES = ['affinity', 'anti-affinity', 'soft-affinity', 'soft-anti-affinity'] as const;
+export const SERVER_GROUP_POLICIES = [
+  'affinity',
+  'anti-affinity',
+  'soft-affinity',
+  'soft-anti-affinity',
+] as const;
 export type ServerGroupPolicy = (typeof SERVER_GROUP_POLICIES)[number];
 
 export interface Inventory {

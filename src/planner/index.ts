@@ -15,8 +15,7 @@ import { scheduleWaves } from './waves.js';
 
 /** The empty hosts kept as spares (largest first), so the rest of the freed ones may be powered off. */
 function spareHosts(state: ClusterState, agg: number, count: number): string[] {
-  return state.aggregates[agg]!.hosts
-    .filter((h) => state.hosts[h]!.usable && state.on[h]!.size === 0)
+  return state.aggregates[agg]!.hosts.filter((h) => state.hosts[h]!.usable && state.on[h]!.size === 0)
     .sort((a, b) => state.hosts[b]!.cap[1]! - state.hosts[a]!.cap[1]! || a - b)
     .slice(0, count)
     .map((h) => state.hosts[h]!.name);
@@ -41,7 +40,9 @@ export function planSnapshot(snapshot: Snapshot, policy: Policy, options: PlanOp
 
   const limits = { perHostOutgoing: policy.concurrency.perHostOutgoing, global: policy.concurrency.global };
   const aggregates: AggregatePlan[] = state.aggregates.map((agg) => {
-    const scheduled = scheduleWaves(state, ctx.moves[agg.index]!, limits).sort((a, b) => a.wave - b.wave || a.seq - b.seq);
+    const scheduled = scheduleWaves(state, ctx.moves[agg.index]!, limits).sort(
+      (a, b) => a.wave - b.wave || a.seq - b.seq,
+    );
     const stepOfSeq = new Map(scheduled.map((m, i) => [m.seq, i + 1]));
     return {
       name: agg.name,
@@ -63,7 +64,9 @@ export function planSnapshot(snapshot: Snapshot, policy: Policy, options: PlanOp
       }),
       before: before[agg.index]!,
       after: balanceStats(state, agg.index),
-      hostsFreed: agg.hosts.filter((h) => initiallyOccupied[h] && state.on[h]!.size === 0).map((h) => state.hosts[h]!.name),
+      hostsFreed: agg.hosts
+        .filter((h) => initiallyOccupied[h] && state.on[h]!.size === 0)
+        .map((h) => state.hosts[h]!.name),
       unresolved: ctx.unresolved[agg.index]!,
       ...(policy.mode === 'pack' ? { spareHosts: spareHosts(state, agg.index, policy.pack.spareHosts) } : {}),
     };
@@ -80,7 +83,11 @@ export function planSnapshot(snapshot: Snapshot, policy: Policy, options: PlanOp
       hosts: state.hosts.length,
       servers: state.servers.length,
     },
-    limits: { maxMoves: policy.budget.maxMoves, perHostOutgoing: limits.perHostOutgoing, globalConcurrent: limits.global },
+    limits: {
+      maxMoves: policy.budget.maxMoves,
+      perHostOutgoing: limits.perHostOutgoing,
+      globalConcurrent: limits.global,
+    },
     policyHash: createHash('sha256').update(JSON.stringify(policy)).digest('hex').slice(0, 16),
   };
 }

@@ -9,7 +9,10 @@ const NON_MIGRATABLE_SPECS: ReadonlyArray<[test: (key: string, value: string) =>
   [(k) => k === 'hw:mem_page_size', 'huge pages (hw:mem_page_size)'],
   [(k) => k === 'resources:VGPU', 'a vGPU'],
   [(k) => k.startsWith('resources:PCI_'), 'a PCI device resource'],
-  [(k, v) => k.startsWith('trait:') && k.toUpperCase().includes('SRIOV') && v === 'required', 'an SR-IOV trait'],
+  [
+    (k, v) => k.startsWith('trait:') && k.toUpperCase().includes('SRIOV') && v === 'required',
+    'an SR-IOV trait',
+  ],
 ];
 
 export function whyNotMigratable(server: Server, sourceUp: boolean): string | null {

@@ -133,7 +133,9 @@ export class ClusterState {
       this.on[host]!.add(rec.index);
     }
     groups.forEach((g, gi) => {
-      const members = g.members.map((m) => this.serverById.get(m)).filter((m): m is number => m !== undefined);
+      const members = g.members
+        .map((m) => this.serverById.get(m))
+        .filter((m): m is number => m !== undefined);
       const count = new Map<number, number>();
       for (const m of members) {
         const h = this.at[m]!;
@@ -414,7 +416,10 @@ function makeServerRec(
     load,
     group,
     immovable: whyNotMigratable(v, state.hosts[host]!.up),
-    estSeconds: estimateMigrationSeconds({ ramMB: v.flavor.ramMB, dirtyRateMBps: v.dirtyRateMBps }, policy.costModel),
+    estSeconds: estimateMigrationSeconds(
+      { ramMB: v.flavor.ramMB, dirtyRateMBps: v.dirtyRateMBps },
+      policy.costModel,
+    ),
     ramMB: v.flavor.ramMB,
   };
 }

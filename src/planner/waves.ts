@@ -6,6 +6,8 @@
 //     in-flight servers hold on both hosts until their wave ends.
 // Selection checked each move against the state with all earlier moves completed, which is the
 // state of a new last wave, so a wave always exists: scheduling never fails.
+
+import { getOrCreate } from '../util/maps.js';
 import type { PlannedMove } from './context.js';
 import type { ClusterState } from './state.js';
 
@@ -22,7 +24,11 @@ export interface WaveLimits {
   global: number;
 }
 
-export function scheduleWaves(state: ClusterState, moves: PlannedMove[], limits: WaveLimits): ScheduledMove[] {
+export function scheduleWaves(
+  state: ClusterState,
+  moves: PlannedMove[],
+  limits: WaveLimits,
+): ScheduledMove[] {
   const waves: { out: Map<number, number>; total: number }[] = [];
   // Per host: net Placement change per wave: claims arriving in wave w, and releases at w's end.
   const arrive = new Map<number, Float64Array[]>();
@@ -32,11 +38,7 @@ export function scheduleWaves(state: ClusterState, moves: PlannedMove[], limits:
   const result: ScheduledMove[] = [];
 
   const initial = usageBeforeMoves(state, moves);
-  const series = (m: Map<number, Float64Array[]>, h: number): Float64Array[] => {
-    let s = m.get(h);
-    if (!s) m.set(h, (s = []));
-    return s;
-  };
+  const series = (m: Map<number, Float64Array[]>, h: number): Float64Array[] => getOrCreate(m, h, () => []);
   const at = (s: Float64Array[], w: number): Float64Array => {
     while (s.length <= w) s.push(new Float64Array(3));
     return s[w]!;
@@ -67,11 +69,11 @@ export function scheduleWaves(state: ClusterState, moves: PlannedMove[], limits:
       a[r]! += s.alloc[r]!;
       l[r]! += s.alloc[r]!;
     }
-    let outs = outMoves.get(move.from);
-    if (!outs) outMoves.set(move.from, (outs = []));
-    outs.push({ wave: w, seq });
+    getOrCreate(outMoves, move.from, () => []).push({ wave: w, seq });
     if (group >= 0) lastWaveOfGroup.set(group, w);
-    const needs = capacityWait ? (outMoves.get(move.to) ?? []).filter((o) => o.wave < w).map((o) => o.seq) : [];
+    const needs = capacityWait
+      ? (outMoves.get(move.to) ?? []).filter((o) => o.wave < w).map((o) => o.seq)
+      : [];
     result.push({ ...move, wave: w + 1, seq, needs });
 
     // Room on the destination from wave w on: base usage at each wave start plus that wave's arrivals.
@@ -104,8 +106,7 @@ function usageBeforeMoves(state: ClusterState, moves: PlannedMove[]): (host: num
       [m.to, 1],
       [m.from, -1],
     ] as const) {
-      let v = net.get(h);
-      if (!v) net.set(h, (v = new Float64Array(3)));
+      const v = getOrCreate(net, h, () => new Float64Array(3));
       for (let x = 0; x < 3; x++) v[x]! += sign * alloc[x]!;
     }
   }

@@ -4,8 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { InputError } from '../errors.js';
-import { nonEmpty, nonNeg, nonNegInt, posInt, positive } from '../formats/schema-helpers.js';
-import { toInputIssues } from '../formats/schema-helpers.js';
+import { nonEmpty, nonNeg, nonNegInt, posInt, positive, toInputIssues } from '../formats/schema-helpers.js';
 import { PLAN_MODES } from '../model/plan.js';
 import { DEFAULT_POLICY } from './defaults.js';
 import type { Policy } from './types.js';
@@ -23,14 +22,14 @@ const userPolicy = z.strictObject({
   dimensions: z.array(dimension).min(1, { error: 'expected at least one dimension' }).optional(),
   aggregates: z.array(nonEmpty()).optional(),
   budget: z.strictObject({ maxMoves: nonNegInt().optional() }).optional(),
-  concurrency: z.strictObject({ perHostOutgoing: posInt().optional(), global: posInt().optional() }).optional(),
+  concurrency: z
+    .strictObject({ perHostOutgoing: posInt().optional(), global: posInt().optional() })
+    .optional(),
   spread: z.strictObject({ targetImbalance: nonNeg().optional() }).optional(),
   pack: z
     .strictObject({
       spareHosts: nonNegInt().optional(),
-      maxFill: positive()
-        .max(1, { error: 'expected a fraction in (0, 1]' })
-        .optional(),
+      maxFill: positive().max(1, { error: 'expected a fraction in (0, 1]' }).optional(),
     })
     .optional(),
   minGain: nonNeg().optional(),
@@ -49,12 +48,14 @@ const userPolicy = z.strictObject({
 });
 
 // Well-known dimension names get their load key and capacity class without spelling them out.
-const KNOWN_DIMENSIONS: Record<string, Pick<Policy['dimensions'][number], 'load' | 'capacity' | 'missingServerLoad'>> =
-  {
-    cpu: { load: 'cpu', capacity: 'VCPU', missingServerLoad: 'zero' },
-    memory: { load: 'memoryMB', capacity: 'MEMORY_MB', missingServerLoad: 'flavor-ram' },
-    disk: { load: 'diskGB', capacity: 'DISK_GB', missingServerLoad: 'flavor-disk' },
-  };
+const KNOWN_DIMENSIONS: Record<
+  string,
+  Pick<Policy['dimensions'][number], 'load' | 'capacity' | 'missingServerLoad'>
+> = {
+  cpu: { load: 'cpu', capacity: 'VCPU', missingServerLoad: 'zero' },
+  memory: { load: 'memoryMB', capacity: 'MEMORY_MB', missingServerLoad: 'flavor-ram' },
+  disk: { load: 'diskGB', capacity: 'DISK_GB', missingServerLoad: 'flavor-disk' },
+};
 
 export function compilePolicy(doc: unknown, file?: string): Policy {
   const input = doc ?? {};
@@ -68,7 +69,8 @@ export function compilePolicy(doc: unknown, file?: string): Policy {
     const known = KNOWN_DIMENSIONS[dim.name];
     const load = dim.load ?? known?.load;
     const capacity = dim.capacity ?? known?.capacity;
-    if (load === undefined) issues.push({ path: `dimensions[${i}].load`, message: `required for dimension "${dim.name}"` });
+    if (load === undefined)
+      issues.push({ path: `dimensions[${i}].load`, message: `required for dimension "${dim.name}"` });
     if (capacity === undefined)
       issues.push({ path: `dimensions[${i}].capacity`, message: `required for dimension "${dim.name}"` });
     return {
@@ -81,7 +83,8 @@ export function compilePolicy(doc: unknown, file?: string): Policy {
   });
   const names = new Set<string>();
   dimensions.forEach((dim, i) => {
-    if (names.has(dim.name)) issues.push({ path: `dimensions[${i}].name`, message: 'duplicate dimension', value: dim.name });
+    if (names.has(dim.name))
+      issues.push({ path: `dimensions[${i}].name`, message: 'duplicate dimension', value: dim.name });
     names.add(dim.name);
   });
   if (dimensions.reduce((s, dim) => s + dim.weight, 0) <= 0) {
@@ -113,13 +116,17 @@ export async function loadPolicyFile(path: string): Promise<Policy> {
     text = await readFile(path, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    throw new InputError([{ file: path, path: '', message: code === 'ENOENT' ? 'no such file' : `cannot read (${code})` }]);
+    throw new InputError([
+      { file: path, path: '', message: code === 'ENOENT' ? 'no such file' : `cannot read (${code})` },
+    ]);
   }
   let doc: unknown;
   try {
     doc = parseYaml(text);
   } catch (err) {
-    throw new InputError([{ file: path, path: '', message: `not valid YAML (${(err as Error).message.split('\n')[0]})` }]);
+    throw new InputError([
+      { file: path, path: '', message: `not valid YAML (${(err as Error).message.split('\n')[0]})` },
+    ]);
   }
   return compilePolicy(doc, path);
 }

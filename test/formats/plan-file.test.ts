@@ -20,10 +20,14 @@ describe('plan files', () => {
   it('refuses a move with a bad phase, naming the path and value', () => {
     const doc = plan();
     (doc.aggregates[0]!.moves[0] as { phase: string }).phase = 'teleport';
-    expect(() => parsePlan(doc, 'p.json')).toThrow(/p\.json: aggregates\[0\]\.moves\[0\]\.phase: expected one of .*got "teleport"/);
+    expect(() => parsePlan(doc, 'p.json')).toThrow(
+      /p\.json: aggregates\[0\]\.moves\[0\]\.phase: expected one of .*got "teleport"/,
+    );
   });
 
   it('refuses another format', () => {
-    expect(() => parsePlan({ format: 'aicerine-snapshot/1' }, 'p.json')).toThrow(/unknown format, expected "aicerine-plan\/1"/);
+    expect(() => parsePlan({ format: 'aicerine-snapshot/1' }, 'p.json')).toThrow(
+      /unknown format, expected "aicerine-plan\/1"/,
+    );
   });
 });

@@ -7,7 +7,12 @@ import { InputError } from '../../src/errors.js';
 import { parseSnapshot, readSnapshot, writeSnapshot } from '../../src/formats/snapshot-file.js';
 import { cluster, group, host, server } from '../fixtures/cluster.js';
 
-const valid = () => cluster([host('a'), host('b')], [server('s1', 'a'), server('s2', 'b')], [group('g', 'anti-affinity', ['s1', 's2'])]);
+const valid = () =>
+  cluster(
+    [host('a'), host('b')],
+    [server('s1', 'a'), server('s2', 'b')],
+    [group('g', 'anti-affinity', ['s1', 's2'])],
+  );
 
 function messages(fn: () => unknown): string[] {
   try {

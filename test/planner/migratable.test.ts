@@ -18,8 +18,16 @@ describe('whyNotMigratable (formats.md guarantee 5)', () => {
     { name: 'huge pages', spec: { extraSpecs: { 'hw:mem_page_size': 'large' } }, why: /huge pages/ },
     { name: 'vGPU', spec: { extraSpecs: { 'resources:VGPU': '1' } }, why: /vGPU/ },
     { name: 'PCI resource class', spec: { extraSpecs: { 'resources:PCI_NIC': '1' } }, why: /PCI device/ },
-    { name: 'required SR-IOV trait', spec: { extraSpecs: { 'trait:CUSTOM_SRIOV_NIC': 'required' } }, why: /SR-IOV trait/ },
-    { name: 'forbidden SR-IOV trait is fine', spec: { extraSpecs: { 'trait:CUSTOM_SRIOV_NIC': 'forbidden' } }, why: null },
+    {
+      name: 'required SR-IOV trait',
+      spec: { extraSpecs: { 'trait:CUSTOM_SRIOV_NIC': 'required' } },
+      why: /SR-IOV trait/,
+    },
+    {
+      name: 'forbidden SR-IOV trait is fine',
+      spec: { extraSpecs: { 'trait:CUSTOM_SRIOV_NIC': 'forbidden' } },
+      why: null,
+    },
   ])('$name', ({ spec, why }) => {
     const r = whyNotMigratable(server('s', 'a', spec as ServerSpec), true);
     if (why === null) expect(r).toBeNull();

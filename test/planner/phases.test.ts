@@ -108,7 +108,9 @@ describe('spread', () => {
     cluster(
       [host('a'), host('b'), host('c'), host('d')],
       [
-        ...Array.from({ length: 6 }, (_, i) => server(`h${i}`, 'a', { vcpus: 1, ramMB: 4096, cpu: 2, memMB: 4000 })),
+        ...Array.from({ length: 6 }, (_, i) =>
+          server(`h${i}`, 'a', { vcpus: 1, ramMB: 4096, cpu: 2, memMB: 4000 }),
+        ),
         server('b1', 'b', { vcpus: 1, cpu: 0.5, memMB: 1000 }),
         server('c1', 'c', { vcpus: 1, cpu: 0.5, memMB: 1000 }),
         server('d1', 'd', { vcpus: 1, cpu: 0.5, memMB: 1000 }),
@@ -144,7 +146,8 @@ describe('spread', () => {
     expect(new Set(fromA).size).toBe(fromA.length);
     const two = planChecked(hot(), policyWith({ concurrency: { perHostOutgoing: 2, global: 10 } }));
     const perWave = new Map<number, number>();
-    for (const m of two.aggregates[0]!.moves.filter((x) => x.from === 'a')) perWave.set(m.wave, (perWave.get(m.wave) ?? 0) + 1);
+    for (const m of two.aggregates[0]!.moves.filter((x) => x.from === 'a'))
+      perWave.set(m.wave, (perWave.get(m.wave) ?? 0) + 1);
     expect(Math.max(...perWave.values())).toBeLessThanOrEqual(2);
     expect(new Set(two.aggregates[0]!.moves.map((m) => m.wave)).size).toBeLessThan(fromA.length);
   });
@@ -175,7 +178,11 @@ describe('pack', () => {
   it('does not drain a host with a server that cannot move', () => {
     const snap = cluster(
       [host('a'), host('b')],
-      [server('a1', 'a', { vcpus: 2, sharedStorage: false }), server('a2', 'a', { vcpus: 2 }), server('b1', 'b', { vcpus: 12 })],
+      [
+        server('a1', 'a', { vcpus: 2, sharedStorage: false }),
+        server('a2', 'a', { vcpus: 2 }),
+        server('b1', 'b', { vcpus: 12 }),
+      ],
     );
     // a is the emptier host but keeps a1 whatever happens, so b is the one drained.
     const plan = planChecked(snap, policyWith({ mode: 'pack' }));
@@ -195,7 +202,11 @@ describe('pack spares', () => {
     expect(unresolved(kept).join('\n')).toMatch(/spare-hosts/);
     expect(kept.aggregates[0]!.spareHosts).toEqual(['spare']);
     const none = planChecked(snap, policyWith({ mode: 'pack', pack: { spareHosts: 0, maxFill: 1 } }));
-    expect(moves(none).filter((m) => m.phase === 'evacuate').map((m) => m.to)).toEqual(['spare']);
+    expect(
+      moves(none)
+        .filter((m) => m.phase === 'evacuate')
+        .map((m) => m.to),
+    ).toEqual(['spare']);
   });
 });
 
@@ -203,7 +214,11 @@ describe('waves', () => {
   it('a move that needs room freed by another goes in a later wave', () => {
     // b is full; s1 can go to b only after b1 has left for c.
     const snap = cluster(
-      [host('a', { vcpus: 8, status: 'disabled' }), host('b', { vcpus: 4 }), host('c', { vcpus: 4, cpuLoad: 0 })],
+      [
+        host('a', { vcpus: 8, status: 'disabled' }),
+        host('b', { vcpus: 4 }),
+        host('c', { vcpus: 4, cpuLoad: 0 }),
+      ],
       [server('s1', 'a', { vcpus: 4 }), server('b1', 'b', { vcpus: 4, sharedStorage: true })],
     );
     const plan = planSnapshot(snap, policyWith());
@@ -214,7 +229,9 @@ describe('waves', () => {
   it('is deterministic: the same snapshot and policy give byte-identical plans', () => {
     const snap = cluster(
       [host('a'), host('b'), host('c', { status: 'disabled' })],
-      Array.from({ length: 12 }, (_, i) => server(`s${String(i).padStart(2, '0')}`, i % 3 === 0 ? 'c' : 'a', { cpu: 1 + (i % 4) })),
+      Array.from({ length: 12 }, (_, i) =>
+        server(`s${String(i).padStart(2, '0')}`, i % 3 === 0 ? 'c' : 'a', { cpu: 1 + (i % 4) }),
+      ),
     );
     const a = JSON.stringify(planSnapshot(snap, policyWith()));
     const b = JSON.stringify(planSnapshot(structuredClone(snap), policyWith()));

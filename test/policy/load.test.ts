@@ -11,24 +11,44 @@ describe('policy', () => {
   });
 
   it('merges what is given over the defaults and fills known dimensions', () => {
-    const p = compilePolicy({ mode: 'pack', budget: { maxMoves: 7 }, dimensions: [{ name: 'cpu', weight: 1 }] });
+    const p = compilePolicy({
+      mode: 'pack',
+      budget: { maxMoves: 7 },
+      dimensions: [{ name: 'cpu', weight: 1 }],
+    });
     expect(p.mode).toBe('pack');
     expect(p.budget.maxMoves).toBe(7);
-    expect(p.dimensions).toEqual([{ name: 'cpu', weight: 1, load: 'cpu', capacity: 'VCPU', missingServerLoad: 'zero' }]);
+    expect(p.dimensions).toEqual([
+      { name: 'cpu', weight: 1, load: 'cpu', capacity: 'VCPU', missingServerLoad: 'zero' },
+    ]);
     expect(p.concurrency).toEqual(DEFAULT_POLICY.concurrency);
   });
 
   it('accepts a custom dimension that names its load and capacity', () => {
-    const p = compilePolicy({ dimensions: [{ name: 'net', weight: 0.2, load: 'netMbps', capacity: 'NET_BW_EGR_KILOBIT_PER_SEC' }] });
+    const p = compilePolicy({
+      dimensions: [{ name: 'net', weight: 0.2, load: 'netMbps', capacity: 'NET_BW_EGR_KILOBIT_PER_SEC' }],
+    });
     expect(p.dimensions[0]).toMatchObject({ name: 'net', load: 'netMbps', missingServerLoad: 'zero' });
   });
 
   it.each([
-    { doc: { mode: 'scatter' }, message: /policy\.yaml: mode: expected one of "spread", "pack", got "scatter"/ },
-    { doc: { budget: { maxMoves: -1 } }, message: /budget\.maxMoves: expected a non-negative integer, got -1/ },
+    {
+      doc: { mode: 'scatter' },
+      message: /policy\.yaml: mode: expected one of "spread", "pack", got "scatter"/,
+    },
+    {
+      doc: { budget: { maxMoves: -1 } },
+      message: /budget\.maxMoves: expected a non-negative integer, got -1/,
+    },
     { doc: { budjet: {} }, message: /policy\.yaml: .*budjet/ },
-    { doc: { dimensions: [{ name: 'gpu', weight: 1 }] }, message: /dimensions\[0\]\.load: required for dimension "gpu"/ },
-    { doc: { dimensions: [{ name: 'cpu', weight: 0 }] }, message: /dimensions: the weights must not all be zero/ },
+    {
+      doc: { dimensions: [{ name: 'gpu', weight: 1 }] },
+      message: /dimensions\[0\]\.load: required for dimension "gpu"/,
+    },
+    {
+      doc: { dimensions: [{ name: 'cpu', weight: 0 }] },
+      message: /dimensions: the weights must not all be zero/,
+    },
     { doc: { pack: { maxFill: 1.5 } }, message: /pack\.maxFill: expected a fraction/ },
   ])('refuses $doc with a message naming file, field and value', ({ doc, message }) => {
     expect(() => compilePolicy(doc, 'policy.yaml')).toThrow(message);

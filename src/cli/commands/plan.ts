@@ -1,13 +1,13 @@
 import { performance } from 'node:perf_hooks';
 import type { Command } from 'commander';
 import { InputError } from '../../errors.js';
+import { writePlan } from '../../formats/plan-file.js';
 import { readSnapshot } from '../../formats/snapshot-file.js';
 import { PLAN_MODES, type PlanMode } from '../../model/plan.js';
+import { planSnapshot } from '../../planner/index.js';
 import { DEFAULT_POLICY } from '../../policy/defaults.js';
 import { loadPolicyFile } from '../../policy/load.js';
-import { planSnapshot } from '../../planner/index.js';
 import { formatPlan } from '../format-plan.js';
-import { writePlan } from '../../formats/plan-file.js';
 
 export function register(program: Command): void {
   program
@@ -19,15 +19,24 @@ export function register(program: Command): void {
     .option('--policy <file>', 'policy file (YAML); see docs/policy.md')
     .option('--json', 'print the plan JSON (aicerine-plan/1) instead of the table')
     .option('-o, --output <file>', 'also write the plan JSON to this file')
-    .action(async (opts: { snapshot: string; mode?: string; maxMoves?: string; policy?: string; json?: boolean; output?: string }) => {
-      const policy = opts.policy ? await loadPolicyFile(opts.policy) : structuredClone(DEFAULT_POLICY);
-      if (opts.mode !== undefined) policy.mode = parseMode(opts.mode);
-      if (opts.maxMoves !== undefined) policy.budget.maxMoves = parseCount('--max-moves', opts.maxMoves);
-      const snapshot = await readSnapshot(opts.snapshot);
-      const plan = planSnapshot(snapshot, policy, { now: () => performance.now() });
-      if (opts.output) await writePlan(opts.output, plan);
-      process.stdout.write(opts.json ? `${JSON.stringify(plan, null, 2)}\n` : formatPlan(plan));
-    });
+    .action(
+      async (opts: {
+        snapshot: string;
+        mode?: string;
+        maxMoves?: string;
+        policy?: string;
+        json?: boolean;
+        output?: string;
+      }) => {
+        const policy = opts.policy ? await loadPolicyFile(opts.policy) : structuredClone(DEFAULT_POLICY);
+        if (opts.mode !== undefined) policy.mode = parseMode(opts.mode);
+        if (opts.maxMoves !== undefined) policy.budget.maxMoves = parseCount('--max-moves', opts.maxMoves);
+        const snapshot = await readSnapshot(opts.snapshot);
+        const plan = planSnapshot(snapshot, policy, { now: () => performance.now() });
+        if (opts.output) await writePlan(opts.output, plan);
+        process.stdout.write(opts.json ? `${JSON.stringify(plan, null, 2)}\n` : formatPlan(plan));
+      },
+    );
 }
 
 export function parseMode(value: string): PlanMode {

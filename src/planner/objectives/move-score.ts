@@ -18,14 +18,30 @@ export interface MoveScore {
   net: number;
 }
 
-export function scoreMove(state: ClusterState, policy: Policy, server: number, to: number, current: number): MoveScore {
+export function scoreMove(
+  state: ClusterState,
+  policy: Policy,
+  server: number,
+  to: number,
+  current: number,
+): MoveScore {
   const balanceGain = current - state.imbalanceAfter(server, to);
   const softPenalty = softGroupPenaltyDelta(state, policy, server, to);
   const cost = policy.migrationCostPerSecond * state.servers[server]!.estSeconds;
-  return { balanceGain, softPenalty, cost, net: balanceGain * hostsWeighed(state, server) - softPenalty - cost };
+  return {
+    balanceGain,
+    softPenalty,
+    cost,
+    net: balanceGain * hostsWeighed(state, server) - softPenalty - cost,
+  };
 }
 
-export function softGroupPenaltyDelta(state: ClusterState, policy: Policy, server: number, to: number): number {
+export function softGroupPenaltyDelta(
+  state: ClusterState,
+  policy: Policy,
+  server: number,
+  to: number,
+): number {
   const g = state.servers[server]!.group;
   if (g < 0) return 0;
   const group = state.groups[g]!;

@@ -1,7 +1,8 @@
 // Finding the best legal destination for one server among an aggregate's hosts, with the
 // rejections counted so an unresolved item can say why no host would do.
-import type { PlanContext } from '../context.js';
+
 import { firstRejection } from '../constraints/index.js';
+import type { PlanContext } from '../context.js';
 import { scoreMove } from '../objectives/move-score.js';
 
 export interface DestinationChoice {
@@ -63,7 +64,8 @@ function spareGuard(ctx: PlanContext, agg: number): (host: number) => boolean {
   const { state, policy } = ctx;
   if (policy.mode !== 'pack') return () => true;
   let empty = 0;
-  for (const h of state.aggregates[agg]!.hosts) if (state.hosts[h]!.usable && state.on[h]!.size === 0) empty++;
+  for (const h of state.aggregates[agg]!.hosts)
+    if (state.hosts[h]!.usable && state.on[h]!.size === 0) empty++;
   return (host) => state.on[host]!.size > 0 || empty > policy.pack.spareHosts;
 }
 
@@ -74,7 +76,8 @@ export function tightness(ctx: PlanContext, server: number, to: number): number 
   let share = 0;
   for (let r = 0; r < 2; r++) {
     const cap = state.hosts[to]!.cap[r]!;
-    if (Number.isFinite(cap) && cap > 0) share = Math.max(share, (state.used[to * 3 + r]! + s.alloc[r]!) / cap);
+    if (Number.isFinite(cap) && cap > 0)
+      share = Math.max(share, (state.used[to * 3 + r]! + s.alloc[r]!) / cap);
   }
   return share;
 }

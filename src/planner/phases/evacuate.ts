@@ -36,7 +36,9 @@ export function evacuate(ctx: PlanContext): void {
         }
         ctx.record(s, best.to, 'evacuate', `${h.name} is disabled${why}: moving ${sv.name || sv.id} off it`);
       }
-      const unplanned = servers.filter((s) => state.at[s] === host && state.servers[s]!.immovable === null).length;
+      const unplanned = servers.filter(
+        (s) => state.at[s] === host && state.servers[s]!.immovable === null,
+      ).length;
       if (unplanned > 0 && ctx.budgetLeft <= 0) {
         ctx.note(agg.index, `${h.name}: move budget spent with ${unplanned} servers still to evacuate`);
       }

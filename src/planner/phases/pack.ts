@@ -2,8 +2,9 @@
 // leave (planned as a unit: all its moves or none), emptiest hosts first, each server to the
 // fullest host that still fits (best fit) below pack.maxFill. Empty hosts are never filled:
 // they are the spares.
-import type { PlanContext } from '../context.js';
+
 import { firstRejection } from '../constraints/index.js';
+import type { PlanContext } from '../context.js';
 import type { ClusterState } from '../state.js';
 import { tightness } from './destination-search.js';
 

@@ -1,9 +1,10 @@
 // Phase 2: hard server-group violations. Anti-affinity: members beyond max_server_per_host
 // leave their host one at a time. Affinity: the whole group gathers on one host, planned as a
 // unit (all its moves or none), minority members first so no step adds a violation.
-import type { PlanContext } from '../context.js';
-import { firstRejection } from '../constraints/index.js';
+
 import { groupViolations } from '../constraints/hard-groups.js';
+import { firstRejection } from '../constraints/index.js';
+import type { PlanContext } from '../context.js';
 import { serverLabel, summarizeRejections } from '../describe.js';
 import type { GroupRec } from '../state.js';
 import { searchDestination, tightness } from './destination-search.js';
@@ -18,7 +19,9 @@ export function repair(ctx: PlanContext): void {
 
 function repairAntiAffinity(ctx: PlanContext, group: GroupRec): void {
   const { state } = ctx;
-  const crowded = [...group.count.entries()].filter(([, c]) => c > group.maxPerHost).sort((a, b) => a[0] - b[0]);
+  const crowded = [...group.count.entries()]
+    .filter(([, c]) => c > group.maxPerHost)
+    .sort((a, b) => a[0] - b[0]);
   for (const [host, count] of crowded) {
     const agg = state.hosts[host]!.aggregate;
     let extra = count - group.maxPerHost;
@@ -29,9 +32,17 @@ function repairAntiAffinity(ctx: PlanContext, group: GroupRec): void {
     for (const m of candidates) {
       if (extra === 0) break;
       if (ctx.budgetLeft <= 0) break;
-      const { best, rejections } = searchDestination(ctx, m, 'balance', (to) => (group.count.get(to) ?? 0) < group.maxPerHost);
+      const { best, rejections } = searchDestination(
+        ctx,
+        m,
+        'balance',
+        (to) => (group.count.get(to) ?? 0) < group.maxPerHost,
+      );
       if (best === null) {
-        ctx.note(agg, `${label}: no host can take ${serverLabel(state, m)} (${summarizeRejections(rejections)})`);
+        ctx.note(
+          agg,
+          `${label}: no host can take ${serverLabel(state, m)} (${summarizeRejections(rejections)})`,
+        );
         continue;
       }
       ctx.record(m, best.to, 'affinity', `${label} has ${count} members on ${state.hosts[host]!.name}`);
@@ -94,8 +105,7 @@ function rankTargets(ctx: PlanContext, group: GroupRec): number[] {
   const { state } = ctx;
   const agg = state.hosts[state.at[group.members[0]!]!]!.aggregate;
   const probe = group.members[0]!;
-  return state.aggregates[agg]!.hosts
-    .filter((h) => state.hosts[h]!.usable)
+  return state.aggregates[agg]!.hosts.filter((h) => state.hosts[h]!.usable)
     .map((h) => ({ h, members: group.count.get(h) ?? 0, fit: tightness(ctx, probe, h) }))
     .sort((a, b) => b.members - a.members || a.fit - b.fit || a.h - b.h)
     .map((t) => t.h);

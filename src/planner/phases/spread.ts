@@ -2,11 +2,13 @@
 // at indexed candidates: the hottest hosts as sources and, per availability zone, the coolest
 // hosts as destinations; every candidate move is scored in O(dimensions) from running sums.
 // Aggregates share the budget: each round the aggregate with the best move gets it.
-import type { PlanContext } from '../context.js';
+
+import { MaxHeap } from '../../util/heap.js';
+import { getOrCreate } from '../../util/maps.js';
 import { firstRejection } from '../constraints/index.js';
+import type { PlanContext } from '../context.js';
 import { hostUtil } from '../describe.js';
 import { hostsWeighed, softGroupPenaltyDelta } from '../objectives/move-score.js';
-import { MaxHeap } from '../../util/heap.js';
 
 const HOT_SOURCES = 6;
 const COOL_DESTINATIONS = 8;
@@ -76,7 +78,12 @@ export function spread(ctx: PlanContext): void {
 }
 
 /** The aggregate's best legal move now, popped from its queue, or null when no move pays. */
-function nextBest(ctx: PlanContext, agg: number, q: AggregateQueue, room: [number, number]): Candidate | null {
+function nextBest(
+  ctx: PlanContext,
+  agg: number,
+  q: AggregateQueue,
+  room: [number, number],
+): Candidate | null {
   const { state, policy } = ctx;
   if (state.imbalance(agg) <= policy.spread.targetImbalance) return null;
   let widen = 1;
@@ -99,13 +106,25 @@ function nextBest(ctx: PlanContext, agg: number, q: AggregateQueue, room: [numbe
     }
     if (!ctx.movable(c.server) || !hasRoom(ctx, c.server, c.to)) continue;
     state.sumsWithoutServer(c.server, sums);
-    c.net = netGain(ctx, c.server, c.to, state.imbalance(agg), state.imbalanceWithArrival(sums, c.server, c.to));
+    c.net = netGain(
+      ctx,
+      c.server,
+      c.to,
+      state.imbalance(agg),
+      state.imbalanceWithArrival(sums, c.server, c.to),
+    );
     c.version = q.version;
     if (c.net >= policy.minGain) q.heap.push(c);
   }
 }
 
-function rebuild(ctx: PlanContext, agg: number, q: AggregateQueue, widen: number, room: [number, number]): void {
+function rebuild(
+  ctx: PlanContext,
+  agg: number,
+  q: AggregateQueue,
+  widen: number,
+  room: [number, number],
+): void {
   q.heap.clear();
   collect(ctx, agg, widen, room, (server, to, net) => q.heap.push({ server, to, net, version: q.version }));
   q.builtAt = q.version;
@@ -177,9 +196,7 @@ function collect(
   const addDest = (i: number): void => {
     const h = hosts[i]!;
     const az = state.hosts[h]!.az;
-    let set = destsByZone.get(az);
-    if (!set) destsByZone.set(az, (set = new Set()));
-    set.add(h);
+    getOrCreate(destsByZone, az, () => new Set<number>()).add(h);
     heatOf.set(h, heat[i]!);
   };
   const zones = new Set(hosts.map((h) => state.hosts[h]!.az));
@@ -190,7 +207,8 @@ function collect(
     });
     for (const i of topK(inZone, (i) => -heat[i]!, COOL_DESTINATIONS * Math.min(widen, 2))) addDest(i);
     for (let d = 0; d < D; d++) {
-      for (const i of topK(inZone, (i) => -state.util(hosts[i]!, d), COOL_PER_DIMENSION * Math.min(widen, 2))) addDest(i);
+      for (const i of topK(inZone, (i) => -state.util(hosts[i]!, d), COOL_PER_DIMENSION * Math.min(widen, 2)))
+        addDest(i);
     }
   }
 
@@ -272,7 +290,9 @@ function destTable(ctx: PlanContext, hosts: number[]): DestTable {
 function topK(items: number[], key: (i: number) => number, k: number): number[] {
   if (items.length <= k) return [...items];
   const keys = new Float64Array(items.length);
-  items.forEach((i, x) => (keys[x] = key(i)));
+  items.forEach((i, x) => {
+    keys[x] = key(i);
+  });
   const idx = Array.from({ length: items.length }, (_, x) => x);
   idx.sort((a, b) => keys[b]! - keys[a]! || items[a]! - items[b]!);
   return idx.slice(0, k).map((x) => items[x]!);

@@ -76,7 +76,6 @@ ${extra}`;
 
   it('uses OS_CLOUD and OS_CLIENT_CONFIG_FILE like the openstack client', async () => {
     const file = join(root, 'elsewhere.yaml');
-    await writeFile(file, yaml('lab', 'http://lab/v3', '    auth_type: v3applicationcredential\n'));
     await writeFile(file, `clouds:
   lab:
     auth_type: v3applicationcredential

@@ -14,7 +14,9 @@ describe('capacity (Placement, with allocation ratios)', () => {
   it.each(cases)('$name', ({ dest, used, mem, ok }) => {
     const filler = used > 0 ? [server('f', 'b', { vcpus: used, ramMB: 1024 })] : [];
     const memFiller = mem ? [server('m', 'b', { vcpus: 1, ramMB: mem })] : [];
-    const state = stateOf(cluster([host('a'), host('b', dest)], [server('s1', 'a'), ...filler, ...memFiller]));
+    const state = stateOf(
+      cluster([host('a'), host('b', dest)], [server('s1', 'a'), ...filler, ...memFiller]),
+    );
     const { h, s } = ids(state);
     const r = capacity.check(state, s('s1'), h('b'));
     expect(r === null).toBe(ok);

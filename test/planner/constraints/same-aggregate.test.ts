@@ -6,7 +6,12 @@ import { ids, stateOf } from '../../fixtures/state.js';
 describe('same-aggregate', () => {
   const state = stateOf(
     cluster(
-      [host('a', { aggregates: ['gold'] }), host('b', { aggregates: ['gold'] }), host('c', { aggregates: ['silver'] }), host('d')],
+      [
+        host('a', { aggregates: ['gold'] }),
+        host('b', { aggregates: ['gold'] }),
+        host('c', { aggregates: ['silver'] }),
+        host('d'),
+      ],
       [server('s1', 'a')],
     ),
   );

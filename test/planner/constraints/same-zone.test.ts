@@ -4,7 +4,12 @@ import { cluster, host, server } from '../../fixtures/cluster.js';
 import { ids, stateOf } from '../../fixtures/state.js';
 
 describe('same-zone', () => {
-  const state = stateOf(cluster([host('a', { az: 'az1' }), host('b', { az: 'az1' }), host('c', { az: 'az2' })], [server('s1', 'a')]));
+  const state = stateOf(
+    cluster(
+      [host('a', { az: 'az1' }), host('b', { az: 'az1' }), host('c', { az: 'az2' })],
+      [server('s1', 'a')],
+    ),
+  );
   const { h, s } = ids(state);
   it.each([
     { to: 'b', ok: true },
