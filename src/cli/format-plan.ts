@@ -42,7 +42,7 @@ function formatAggregate(agg: AggregatePlan, maxShown: number): string[] {
         String(m.step),
         String(m.wave),
         m.phase,
-        m.server,
+        m.serverName ?? m.server,
         m.from,
         m.to,
         String(m.estimatedSeconds),

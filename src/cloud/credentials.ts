@@ -294,7 +294,10 @@ openstack application credential create aicerine-actuator --role ${o.roles.actua
 }
 
 /** The path prefixes the services see, read from the catalog endpoints of a session. */
-export async function prefixesFromCatalog(endpoint: (type: string) => Promise<string>, withNetwork = true): Promise<ServicePrefixes> {
+export async function prefixesFromCatalog(
+  endpoint: (type: string) => Promise<string>,
+  withNetwork = true,
+): Promise<ServicePrefixes> {
   const p: ServicePrefixes = {
     ...DEFAULT_PREFIXES,
     compute: prefixFromEndpoint(await endpoint('compute')),

@@ -12,6 +12,8 @@ export interface Move {
   step: number;
   wave: number;
   server: string;
+  /** The server's name, for people (the id is what executors use). */
+  serverName?: string;
   from: string;
   to: string;
   phase: MovePhase;

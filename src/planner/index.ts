@@ -53,6 +53,7 @@ export function planSnapshot(snapshot: Snapshot, policy: Policy, options: PlanOp
           step: i + 1,
           wave: m.wave,
           server: s.id,
+          ...(s.name && s.name !== s.id ? { serverName: s.name } : {}),
           from: state.hosts[m.from]!.name,
           to: state.hosts[m.to]!.name,
           phase: m.phase,

@@ -1,7 +1,7 @@
 // A fake cloud for unit tests built from responses recorded from the lab: Keystone with a
 // catalog pointing back at the fake, Nova, Placement and a Neutron with no ports.
 import type { CloudConfig } from '../../src/cloud/auth/config.js';
-import { type CloudSession, type SessionOptions, openSession } from '../../src/cloud/session.js';
+import { type CloudSession, openSession, type SessionOptions } from '../../src/cloud/session.js';
 import { type FakeReply, type FakeServer, fixture, startFake } from './fake-server.js';
 
 export interface FakeCloud {
@@ -26,7 +26,9 @@ export function rewriteUrls(doc: unknown, base: string): unknown {
   return JSON.parse(text);
 }
 
-export async function startFakeCloud(opts: { tokenLifetimeMs?: number; now?: () => number } = {}): Promise<FakeCloud> {
+export async function startFakeCloud(
+  opts: { tokenLifetimeMs?: number; now?: () => number } = {},
+): Promise<FakeCloud> {
   const fake = await startFake();
   let issued = 0;
   const now = opts.now ?? Date.now;
@@ -48,9 +50,14 @@ export async function startFakeCloud(opts: { tokenLifetimeMs?: number; now?: () 
   fake.route('GET /compute/v2.1/flavors/detail', reply('nova-flavors'));
   fake.route('GET /placement/', reply('placement-version'));
   fake.route('GET /placement/resource_providers', reply('placement-providers'));
-  const providers = fixture<{ resource_providers: { uuid: string }[] }>('placement-providers').resource_providers;
+  const providers = fixture<{ resource_providers: { uuid: string }[] }>(
+    'placement-providers',
+  ).resource_providers;
   for (const p of providers) {
-    fake.route(`GET /placement/resource_providers/${p.uuid}/inventories`, reply('placement-inventories-compute1'));
+    fake.route(
+      `GET /placement/resource_providers/${p.uuid}/inventories`,
+      reply('placement-inventories-compute1'),
+    );
     fake.route(`GET /placement/resource_providers/${p.uuid}/usages`, reply('placement-usages-compute1'));
   }
   fake.route('GET /network/v2.0/ports', { body: { ports: [] } });
@@ -74,7 +81,8 @@ export async function startFakeCloud(opts: { tokenLifetimeMs?: number; now?: () 
     fake,
     config,
     tokens: () => issued,
-    session: (o = {}) => openSession({ ...o, config, retry: o.retry ?? { maxRetries: 2, initialDelayMs: 1, maxDelayMs: 5 } }),
+    session: (o = {}) =>
+      openSession({ ...o, config, retry: o.retry ?? { maxRetries: 2, initialDelayMs: 1, maxDelayMs: 5 } }),
     close: () => fake.close(),
   };
 }

@@ -1,7 +1,7 @@
 // A tiny HTTP server for unit tests: routes answer with recorded (or made-up) OpenStack
 // responses, and every request is kept so tests can assert what the client sent.
 import { readFileSync } from 'node:fs';
-import { type IncomingHttpHeaders, type Server, createServer } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,7 +35,8 @@ export interface FakeServer {
 
 export async function startFake(routes: Record<string, Handler | FakeReply> = {}): Promise<FakeServer> {
   const table = new Map<string, Handler>();
-  const route = (key: string, h: Handler | FakeReply) => table.set(key, typeof h === 'function' ? h : () => h);
+  const route = (key: string, h: Handler | FakeReply) =>
+    table.set(key, typeof h === 'function' ? h : () => h);
   for (const [k, h] of Object.entries(routes)) route(k, h);
   const requests: FakeRequest[] = [];
   const server: Server = createServer((req, res) => {
@@ -50,10 +51,18 @@ export async function startFake(routes: Record<string, Handler | FakeReply> = {}
       } catch {
         body = text;
       }
-      const fr: FakeRequest = { method: req.method ?? 'GET', path: u.pathname, query: u.searchParams, headers: req.headers, body };
+      const fr: FakeRequest = {
+        method: req.method ?? 'GET',
+        path: u.pathname,
+        query: u.searchParams,
+        headers: req.headers,
+        body,
+      };
       requests.push(fr);
       const handler = table.get(`${fr.method} ${fr.path}`);
-      const reply = handler ? await handler(fr) : { status: 404, body: { itemNotFound: { code: 404, message: `no route ${fr.method} ${fr.path}` } } };
+      const reply = handler
+        ? await handler(fr)
+        : { status: 404, body: { itemNotFound: { code: 404, message: `no route ${fr.method} ${fr.path}` } } };
       if (reply === 'hangup') {
         req.socket.destroy();
         return;

@@ -36,7 +36,13 @@ let servers: NovaServer[];
 const metricsPolicy = {
   maxAgeSeconds: 120,
   rules: [
-    { dimension: 'cpu', scope: 'host', query: `${P.replace(/-/g, '_')}_host_busy_cores`, label: 'host', labelKind: 'host' },
+    {
+      dimension: 'cpu',
+      scope: 'host',
+      query: `${P.replace(/-/g, '_')}_host_busy_cores`,
+      label: 'host',
+      labelKind: 'host',
+    },
     {
       dimension: 'memoryMB',
       scope: 'host',
@@ -47,8 +53,20 @@ const metricsPolicy = {
       labelPattern: '^([^:]+)',
       scale: 1 / 1048576,
     },
-    { dimension: 'cpu', scope: 'server', query: `${P.replace(/-/g, '_')}_domain_cores`, label: 'domain', labelKind: 'libvirt-domain' },
-    { dimension: 'memoryMB', scope: 'server', query: `${P.replace(/-/g, '_')}_vm_used_mb`, label: 'uuid', labelKind: 'instance-uuid' },
+    {
+      dimension: 'cpu',
+      scope: 'server',
+      query: `${P.replace(/-/g, '_')}_domain_cores`,
+      label: 'domain',
+      labelKind: 'libvirt-domain',
+    },
+    {
+      dimension: 'memoryMB',
+      scope: 'server',
+      query: `${P.replace(/-/g, '_')}_vm_used_mb`,
+      label: 'uuid',
+      labelKind: 'instance-uuid',
+    },
   ],
 };
 
@@ -125,7 +143,9 @@ describe('commands against the lab', () => {
       '-o',
       out,
     ]);
-    expect(r.out).toMatch(/\d+ API calls \(compute \d+, identity 1, network 1, placement \d+, prometheus 8\)/);
+    expect(r.out).toMatch(
+      /\d+ API calls \(compute \d+, identity 1, network 1, placement \d+, prometheus 8\)/,
+    );
     expect(r.out).toContain('warning: metrics: host cpu: no sample for');
     const snap = await readSnapshot(out);
     const host = (n: string) => snap.hosts.find((h) => h.name === n);
@@ -133,7 +153,8 @@ describe('commands against the lab', () => {
     // A fully qualified label matches the short host name.
     expect(host('compute2')?.load).toEqual({ cpu: 1.25, memoryMB: 1024 });
     expect(host('compute3')?.load).toEqual({ memoryMB: 512 });
-    for (const v of servers) expect(snap.servers.find((x) => x.id === v.id)?.load).toEqual({ cpu: 0.5, memoryMB: 300 });
+    for (const v of servers)
+      expect(snap.servers.find((x) => x.id === v.id)?.load).toEqual({ cpu: 0.5, memoryMB: 300 });
   });
 
   it('reports health: missing hosts, unknown domains, stale samples', async () => {
@@ -151,10 +172,14 @@ describe('commands against the lab', () => {
     expect(domains?.unmatched).toEqual(['instance-deadbeef']);
     expect(domains?.missing).toEqual([]);
     // Scraped samples are a few seconds old: with a tiny age limit every one is stale.
-    const strict = await loadMetrics(prom, parseMetricsPolicy({ ...metricsPolicy, maxAgeSeconds: 0.001 }), targets);
-    expect(strict.health.rules.find((x) => x.scope === 'server' && x.dimension === 'memoryMB')?.stale.sort()).toEqual(
-      servers.map((v) => v.id).sort(),
+    const strict = await loadMetrics(
+      prom,
+      parseMetricsPolicy({ ...metricsPolicy, maxAgeSeconds: 0.001 }),
+      targets,
     );
+    expect(
+      strict.health.rules.find((x) => x.scope === 'server' && x.dimension === 'memoryMB')?.stale.sort(),
+    ).toEqual(servers.map((v) => v.id).sort());
   });
 
   it('check passes an aggregate whose preconditions hold and fails when nothing is declared', async () => {
@@ -162,7 +187,9 @@ describe('commands against the lab', () => {
     if (!a) throw new Error('no server on compute1');
     const since = new Date();
     await s.nova.liveMigrate(a.id, 'compute2');
-    expect((await s.nova.followLiveMigration(a.id, { since, pollMs: 500, timeoutMs: 90_000 })).status).toBe('completed');
+    expect((await s.nova.followLiveMigration(a.id, { since, pollMs: 500, timeoutMs: 90_000 })).status).toBe(
+      'completed',
+    );
 
     const site = parseSiteDeclarations({
       defaults: { cpuAllocationRatioInNovaConf: false },
@@ -196,9 +223,13 @@ describe('commands against the lab', () => {
     const out = join(dir, 'creds');
     const r = await run(registerCredentials, ['credentials', '--from-cloud', '--output-dir', out]);
     expect(r.out).toContain('reader-access-rules.json');
-    const rules = JSON.parse(await readFile(join(out, 'reader-access-rules.json'), 'utf8')) as { path: string }[];
+    const rules = JSON.parse(await readFile(join(out, 'reader-access-rules.json'), 'utf8')) as {
+      path: string;
+    }[];
     expect(rules.map((x) => x.path)).toContain('/v2.1/servers/detail');
     const script = await readFile(join(out, 'create-credentials.sh'), 'utf8');
-    expect(script).toContain('openstack application credential create aicerine-reader --role aicerine-reader');
+    expect(script).toContain(
+      'openstack application credential create aicerine-reader --role aicerine-reader',
+    );
   });
 });

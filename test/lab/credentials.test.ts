@@ -2,7 +2,7 @@
 // the reader records the whole lab and nothing more; the actuator migrates and nothing more.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CloudConfig } from '../../src/cloud/auth/config.js';
-import { type CredentialKind, accessRules, prefixesFromCatalog } from '../../src/cloud/credentials.js';
+import { accessRules, type CredentialKind, prefixesFromCatalog } from '../../src/cloud/credentials.js';
 import { isCloudError } from '../../src/cloud/errors.js';
 import { recordSnapshot } from '../../src/cloud/record.js';
 import { type CloudSession, openSession } from '../../src/cloud/session.js';
@@ -14,14 +14,19 @@ let userId: string;
 const created: string[] = [];
 
 async function identity(method: string, path: string, body?: unknown): Promise<unknown> {
-  const res = await admin.service('identity').request({ method, path, ...(body === undefined ? {} : { body }) });
+  const res = await admin
+    .service('identity')
+    .request({ method, path, ...(body === undefined ? {} : { body }) });
   return res.body;
 }
 
 async function createCredential(kind: CredentialKind): Promise<CloudSession> {
   const prefixes = await prefixesFromCatalog((t) => admin.service(t).endpoint());
   const body = (await identity('POST', `/users/${userId}/application_credentials`, {
-    application_credential: { name: `${P}-${kind}-${created.length}`, access_rules: accessRules(kind, prefixes) },
+    application_credential: {
+      name: `${P}-${kind}-${created.length}`,
+      access_rules: accessRules(kind, prefixes),
+    },
   })) as { application_credential: { id: string; secret: string } };
   created.push(body.application_credential.id);
   const config: CloudConfig = {
@@ -51,7 +56,9 @@ beforeAll(async () => {
 afterAll(async () => {
   if (!admin) return;
   for (const id of created) {
-    await admin.service('identity').request({ method: 'DELETE', path: `/users/${userId}/application_credentials/${id}`, accept: [404] });
+    await admin
+      .service('identity')
+      .request({ method: 'DELETE', path: `/users/${userId}/application_credentials/${id}`, accept: [404] });
   }
   await cleanupLab(admin, P);
 });
@@ -73,7 +80,9 @@ describe('application credentials with the generated access rules', () => {
     const migrate = await reader.nova.liveMigrate(vm.id, 'compute2').catch((e: unknown) => e);
     expect(isCloudError(migrate, 'auth')).toBe(true);
     expect(isCloudError(migrate) && migrate.status).toBe(401);
-    const flavors = await reader.nova.client.request({ method: 'GET', path: '/flavors' }).catch((e: unknown) => e);
+    const flavors = await reader.nova.client
+      .request({ method: 'GET', path: '/flavors' })
+      .catch((e: unknown) => e);
     expect(isCloudError(flavors, 'auth')).toBe(true);
     // The server did not move.
     expect((await admin.nova.getServer(vm.id)).host).toBe('compute1');

@@ -29,7 +29,9 @@ describe('clear errors against the lab', () => {
       }),
     );
     expect(e.kind).toBe('unreachable');
-    expect(e.message).toMatch(/^Keystone at http:\/\/127\.0\.0\.1:59999\/v3 cannot be reached \(ECONNREFUSED\)\. /);
+    expect(e.message).toMatch(
+      /^Keystone at http:\/\/127\.0\.0\.1:59999\/v3 cannot be reached \(ECONNREFUSED\)\. /,
+    );
     expect(e.message).toMatch(/Check OS_AUTH_URL \(OS_\* environment variables\)/);
     expect(e.message.split('\n')).toHaveLength(1);
   });
@@ -47,7 +49,9 @@ describe('clear errors against the lab', () => {
     const s = await openSession({ config: env({ OS_REGION_NAME: 'RegionNowhere' }) });
     const e = await failure(s.nova.listServices());
     expect(e.kind).toBe('catalog');
-    expect(e.message).toContain('the Keystone catalog has no public "compute" endpoint in region RegionNowhere');
+    expect(e.message).toContain(
+      'the Keystone catalog has no public "compute" endpoint in region RegionNowhere',
+    );
     expect(e.message).toContain('public@RegionOne');
     expect(e.message).toContain('OS_REGION_NAME');
     const s2 = await openSession({ config: env({}) });
@@ -59,6 +63,8 @@ describe('clear errors against the lab', () => {
     const s = await openSession({ config: env({}), nova: { need: [2, 150], want: [2, 150] } });
     const e = await failure(s.nova.listServers());
     expect(e.kind).toBe('microversion');
-    expect(e.message).toMatch(/^Nova at http:\/\/\S+ supports microversions up to 2\.\d+, Aicerine needs 2\.150 or later\. Upgrade Nova/);
+    expect(e.message).toMatch(
+      /^Nova at http:\/\/\S+ supports microversions up to 2\.\d+, Aicerine needs 2\.150 or later\. Upgrade Nova/,
+    );
   });
 });

@@ -3,8 +3,8 @@
 import { randomBytes } from 'node:crypto';
 import { rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type CloudSession, openSession } from '../../src/cloud/session.js';
 import type { NovaServer } from '../../src/cloud/openstack/nova.js';
+import { type CloudSession, openSession } from '../../src/cloud/session.js';
 
 export const PREFIX = 'aic-lab-';
 
@@ -41,7 +41,9 @@ async function novaRequest(s: CloudSession, method: string, path: string, body?:
 let imageId: string | undefined;
 async function labImage(s: CloudSession): Promise<string> {
   if (!imageId) {
-    const body = (await s.service('image').get('/v2/images', { name: 'lab-image' })) as { images: { id: string }[] };
+    const body = (await s.service('image').get('/v2/images', { name: 'lab-image' })) as {
+      images: { id: string }[];
+    };
     const img = body.images[0];
     if (!img) throw new Error('the lab has no image "lab-image"');
     imageId = img.id;
@@ -57,7 +59,11 @@ export interface BootSpec {
   metadata?: Record<string, string>;
 }
 
-export async function bootServers(s: CloudSession, specs: BootSpec[], timeoutMs = 90_000): Promise<NovaServer[]> {
+export async function bootServers(
+  s: CloudSession,
+  specs: BootSpec[],
+  timeoutMs = 90_000,
+): Promise<NovaServer[]> {
   const image = await labImage(s);
   const ids: string[] = [];
   for (const spec of specs) {
@@ -80,7 +86,8 @@ export async function bootServers(s: CloudSession, specs: BootSpec[], timeoutMs 
     const mine = all.filter((x) => ids.includes(x.id));
     const failed = mine.find((x) => x.status === 'ERROR');
     if (failed) throw new Error(`lab: server ${failed.name} went to ERROR while booting`);
-    if (mine.length === ids.length && mine.every((x) => x.status === 'ACTIVE' && x.taskState === null)) return mine;
+    if (mine.length === ids.length && mine.every((x) => x.status === 'ACTIVE' && x.taskState === null))
+      return mine;
     if (Date.now() > deadline) throw new Error(`lab: servers not ACTIVE after ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 1000));
   }
@@ -96,7 +103,8 @@ export async function createAggregate(
     aggregate: { id: number };
   };
   const id = created.aggregate.id;
-  for (const host of hosts) await novaRequest(s, 'POST', `/os-aggregates/${id}/action`, { add_host: { host } });
+  for (const host of hosts)
+    await novaRequest(s, 'POST', `/os-aggregates/${id}/action`, { add_host: { host } });
   if (Object.keys(metadata).length) {
     await novaRequest(s, 'POST', `/os-aggregates/${id}/action`, { set_metadata: { metadata } });
   }
@@ -120,7 +128,8 @@ export async function createServerGroup(
 /** Removes everything this suite created (servers, aggregates, groups whose name has the prefix). */
 export async function cleanupLab(s: CloudSession, prefix = PREFIX): Promise<void> {
   const servers = (await s.nova.listServers()).filter((x) => x.name.startsWith(prefix));
-  for (const x of servers) await s.nova.client.request({ method: 'DELETE', path: `/servers/${x.id}`, accept: [404] });
+  for (const x of servers)
+    await s.nova.client.request({ method: 'DELETE', path: `/servers/${x.id}`, accept: [404] });
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
     const left = (await s.nova.listServers()).filter((x) => x.name.startsWith(prefix));
@@ -128,7 +137,8 @@ export async function cleanupLab(s: CloudSession, prefix = PREFIX): Promise<void
     await new Promise((r) => setTimeout(r, 1000));
   }
   for (const a of (await s.nova.listAggregates()).filter((x) => x.name.startsWith(prefix))) {
-    for (const host of a.hosts) await novaRequest(s, 'POST', `/os-aggregates/${a.id}/action`, { remove_host: { host } });
+    for (const host of a.hosts)
+      await novaRequest(s, 'POST', `/os-aggregates/${a.id}/action`, { remove_host: { host } });
     await novaRequest(s, 'DELETE', `/os-aggregates/${a.id}`);
   }
   for (const g of (await s.nova.listServerGroups()).filter((x) => x.name.startsWith(prefix))) {
@@ -158,7 +168,11 @@ export async function writeMetrics(file: string, text: string | undefined): Prom
   await rename(`${path}.tmp`, path);
 }
 
-export async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  fn: () => Promise<T | undefined>,
+  timeoutMs = 60_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn();

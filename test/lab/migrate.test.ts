@@ -14,12 +14,14 @@ let d: NovaServer;
 
 beforeAll(async () => {
   s = await adminSession();
-  [a, b, c, d] = (await bootServers(s, [
-    { name: `${P}-a`, host: 'compute1', flavor: 'm1.tiny' },
-    { name: `${P}-b`, host: 'compute1', flavor: 'm1.tiny' },
-    { name: `${P}-c`, host: 'compute2', flavor: 'm1.tiny' },
-    { name: `${P}-d`, host: 'compute2', flavor: 'm1.tiny' },
-  ])).sort((x, y) => x.name.localeCompare(y.name)) as [NovaServer, NovaServer, NovaServer, NovaServer];
+  [a, b, c, d] = (
+    await bootServers(s, [
+      { name: `${P}-a`, host: 'compute1', flavor: 'm1.tiny' },
+      { name: `${P}-b`, host: 'compute1', flavor: 'm1.tiny' },
+      { name: `${P}-c`, host: 'compute2', flavor: 'm1.tiny' },
+      { name: `${P}-d`, host: 'compute2', flavor: 'm1.tiny' },
+    ])
+  ).sort((x, y) => x.name.localeCompare(y.name)) as [NovaServer, NovaServer, NovaServer, NovaServer];
 });
 
 afterEach(async () => {
@@ -44,9 +46,18 @@ describe('live migration against the lab', () => {
     const since = new Date();
     await s.nova.liveMigrate(a.id, 'compute3');
     const seen: string[] = [];
-    const m = await s.nova.followLiveMigration(a.id, { since, pollMs: 500, timeoutMs: 90_000, onStatus: (x) => seen.push(x.status) });
+    const m = await s.nova.followLiveMigration(a.id, {
+      since,
+      pollMs: 500,
+      timeoutMs: 90_000,
+      onStatus: (x) => seen.push(x.status),
+    });
     expect(m.status).toBe('completed');
-    expect(m).toMatchObject({ sourceCompute: 'compute1', destCompute: 'compute3', migrationType: 'live-migration' });
+    expect(m).toMatchObject({
+      sourceCompute: 'compute1',
+      destCompute: 'compute3',
+      migrationType: 'live-migration',
+    });
     expect(seen.at(-1)).toBe('completed');
     expect((await settled(a.id)).host).toBe('compute3');
     const listed = await s.nova.listMigrations({ migrationType: 'live-migration', serverId: a.id });
@@ -94,6 +105,8 @@ describe('live migration against the lab', () => {
   it('refuses a destination the scheduler rejects with a clear 400, never forcing it', async () => {
     const err = await s.nova.liveMigrate(a.id, 'compute-nowhere').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(Error);
-    expect(String((err as Error).message)).toMatch(/compute: POST \/v2\.1\/servers\/.*\/action failed \((400|404)\)/);
+    expect(String((err as Error).message)).toMatch(
+      /compute: POST \/v2\.1\/servers\/.*\/action failed \((400|404)\)/,
+    );
   });
 });

@@ -1,9 +1,9 @@
 // Records the real lab after building a known state in it, and compares.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { NovaServer } from '../../src/cloud/openstack/nova.js';
 import { recordSnapshot } from '../../src/cloud/record.js';
 import type { CloudSession } from '../../src/cloud/session.js';
 import { parseSnapshot } from '../../src/formats/snapshot-file.js';
-import type { NovaServer } from '../../src/cloud/openstack/nova.js';
 import {
   adminSession,
   bootServers,
@@ -78,9 +78,16 @@ describe('record against the lab', () => {
     expect(web1?.sriov).toBe(false);
 
     const group = snapshot.serverGroups.find((g) => g.id === groupId);
-    expect(group).toMatchObject({ name: `${P}-db`, policy: 'anti-affinity', rules: { max_server_per_host: 1 } });
+    expect(group).toMatchObject({
+      name: `${P}-db`,
+      policy: 'anti-affinity',
+      rules: { max_server_per_host: 1 },
+    });
     expect([...(group?.members ?? [])].sort()).toEqual(
-      servers.filter((x) => x.name.includes('-db')).map((x) => x.id).sort(),
+      servers
+        .filter((x) => x.name.includes('-db'))
+        .map((x) => x.id)
+        .sort(),
     );
 
     // Placement usage accounts for what runs on the host.

@@ -14,7 +14,9 @@ const fast = { maxRetries: 3, initialDelayMs: 1, maxDelayMs: 5 };
 describe('HttpTransport', () => {
   it('retries an idempotent request on 5xx with backoff, then answers', async () => {
     let n = 0;
-    fake = await startFake({ 'GET /x': () => (++n < 3 ? { status: 503, body: { error: 'busy' } } : { body: { ok: true } }) });
+    fake = await startFake({
+      'GET /x': () => (++n < 3 ? { status: 503, body: { error: 'busy' } } : { body: { ok: true } }),
+    });
     const t = new HttpTransport({ retry: fast });
     const res = await t.send({ method: 'GET', url: `${fake.url}/x`, service: 'compute' });
     expect(res.status).toBe(200);
@@ -42,7 +44,10 @@ describe('HttpTransport', () => {
   });
 
   it('never retries a 4xx', async () => {
-    fake = await startFake({ 'GET /x': { status: 404, body: { itemNotFound: { message: 'nope' } } }, 'GET /y': { status: 409 } });
+    fake = await startFake({
+      'GET /x': { status: 404, body: { itemNotFound: { message: 'nope' } } },
+      'GET /y': { status: 409 },
+    });
     const t = new HttpTransport({ retry: fast });
     expect((await t.send({ method: 'GET', url: `${fake.url}/x`, service: 'compute' })).status).toBe(404);
     expect((await t.send({ method: 'GET', url: `${fake.url}/y`, service: 'compute' })).status).toBe(409);
@@ -51,11 +56,18 @@ describe('HttpTransport', () => {
 
   it('times out, retries, and then says the service is unreachable', async () => {
     fake = await startFake({ 'GET /slow': { body: {}, delayMs: 400 } });
-    const t = new HttpTransport({ retry: { maxRetries: 1, initialDelayMs: 1, maxDelayMs: 2 }, timeoutMs: 50 });
-    const err = await t.send({ method: 'GET', url: `${fake.url}/slow`, service: 'placement' }).catch((e: unknown) => e);
+    const t = new HttpTransport({
+      retry: { maxRetries: 1, initialDelayMs: 1, maxDelayMs: 2 },
+      timeoutMs: 50,
+    });
+    const err = await t
+      .send({ method: 'GET', url: `${fake.url}/slow`, service: 'placement' })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(CloudError);
     expect((err as CloudError).kind).toBe('timeout');
-    expect((err as CloudError).message).toBe(`placement at ${fake.url} is unreachable (no answer within 50 ms)`);
+    expect((err as CloudError).message).toBe(
+      `placement at ${fake.url} is unreachable (no answer within 50 ms)`,
+    );
     expect(fake.requests).toHaveLength(2);
   });
 
@@ -63,27 +75,42 @@ describe('HttpTransport', () => {
     let n = 0;
     fake = await startFake({ 'GET /x': () => (++n === 1 ? 'hangup' : { body: { ok: 1 } }) });
     const t = new HttpTransport({ retry: fast });
-    expect((await t.send({ method: 'GET', url: `${fake.url}/x`, service: 'compute' })).body).toEqual({ ok: 1 });
+    expect((await t.send({ method: 'GET', url: `${fake.url}/x`, service: 'compute' })).body).toEqual({
+      ok: 1,
+    });
     expect(n).toBe(2);
   });
 
   it('opens the circuit after consecutive failures and stops sending', async () => {
     fake = await startFake({ 'GET /x': { status: 502 } });
-    const t = new HttpTransport({ retry: { maxRetries: 0, initialDelayMs: 1, maxDelayMs: 1 }, breaker: { consecutiveFailures: 3, halfOpenAfterMs: 60_000 } });
-    for (let i = 0; i < 3; i++) expect((await t.send({ method: 'GET', url: `${fake.url}/x`, service: 'compute' })).status).toBe(502);
-    const err = await t.send({ method: 'GET', url: `${fake.url}/x`, service: 'compute' }).catch((e: unknown) => e);
+    const t = new HttpTransport({
+      retry: { maxRetries: 0, initialDelayMs: 1, maxDelayMs: 1 },
+      breaker: { consecutiveFailures: 3, halfOpenAfterMs: 60_000 },
+    });
+    for (let i = 0; i < 3; i++)
+      expect((await t.send({ method: 'GET', url: `${fake.url}/x`, service: 'compute' })).status).toBe(502);
+    const err = await t
+      .send({ method: 'GET', url: `${fake.url}/x`, service: 'compute' })
+      .catch((e: unknown) => e);
     expect((err as CloudError).kind).toBe('circuit-open');
-    expect((err as CloudError).message).toMatch(/^compute at http:\/\/127\.0\.0\.1:\d+ failed 3 times in a row; not sending more requests for 60 s\. Check that the service is up/);
+    expect((err as CloudError).message).toMatch(
+      /^compute at http:\/\/127\.0\.0\.1:\d+ failed 3 times in a row; not sending more requests for 60 s\. Check that the service is up/,
+    );
     expect(fake.requests).toHaveLength(3);
   });
 
   it('lets the circuit close again after a successful trial', async () => {
     let healthy = false;
     fake = await startFake({ 'GET /x': () => (healthy ? { body: {} } : { status: 503 }) });
-    const t = new HttpTransport({ retry: { maxRetries: 0, initialDelayMs: 1, maxDelayMs: 1 }, breaker: { consecutiveFailures: 2, halfOpenAfterMs: 30 } });
+    const t = new HttpTransport({
+      retry: { maxRetries: 0, initialDelayMs: 1, maxDelayMs: 1 },
+      breaker: { consecutiveFailures: 2, halfOpenAfterMs: 30 },
+    });
     await t.send({ method: 'GET', url: `${fake.url}/x`, service: 'compute' });
     await t.send({ method: 'GET', url: `${fake.url}/x`, service: 'compute' });
-    await expect(t.send({ method: 'GET', url: `${fake.url}/x`, service: 'compute' })).rejects.toThrow(/in a row/);
+    await expect(t.send({ method: 'GET', url: `${fake.url}/x`, service: 'compute' })).rejects.toThrow(
+      /in a row/,
+    );
     healthy = true;
     await new Promise((r) => setTimeout(r, 40));
     expect((await t.send({ method: 'GET', url: `${fake.url}/x`, service: 'compute' })).status).toBe(200);
@@ -91,7 +118,9 @@ describe('HttpTransport', () => {
   });
 
   it('sends a request id, reports the one answered, and logs no secrets', async () => {
-    fake = await startFake({ 'POST /x': { status: 201, body: { ok: 1 }, headers: { 'X-OpenStack-Request-ID': 'req-from-server' } } });
+    fake = await startFake({
+      'POST /x': { status: 201, body: { ok: 1 }, headers: { 'X-OpenStack-Request-ID': 'req-from-server' } },
+    });
     const lines: string[] = [];
     const t = new HttpTransport({ logger: createLogger({ level: 'debug', write: (l) => lines.push(l) }) });
     const res = await t.send({

@@ -20,7 +20,9 @@ describe('microversions', () => {
   it('reads Nova and Placement version documents', () => {
     expect(versionRangeFromDocument(fixture('nova-version'), 2)).toEqual({ min: [2, 1], max: [2, 93] });
     expect(versionRangeFromDocument(fixture('placement-version'), 1)).toEqual({ min: [1, 0], max: [1, 39] });
-    expect(versionRangeFromDocument({ versions: [{ id: 'v2.0', version: '', min_version: '' }] }, 2)).toBeUndefined();
+    expect(
+      versionRangeFromDocument({ versions: [{ id: 'v2.0', version: '', min_version: '' }] }, 2),
+    ).toBeUndefined();
   });
 
   it('uses what it wants when the cloud has more, the cloud max when it has less', () => {
@@ -29,10 +31,14 @@ describe('microversions', () => {
   });
 
   it('refuses a cloud below what is needed, saying both versions', () => {
-    expect(() => negotiateVersion('Nova', { min: [2, 1], max: [2, 60] }, [2, 64], [2, 80], 'http://n/v2.1')).toThrow(
+    expect(() =>
+      negotiateVersion('Nova', { min: [2, 1], max: [2, 60] }, [2, 64], [2, 80], 'http://n/v2.1'),
+    ).toThrow(
       'Nova at http://n/v2.1 supports microversions up to 2.60, Aicerine needs 2.64 or later. Upgrade Nova',
     );
-    expect(() => negotiateVersion('Nova', undefined, [2, 64], [2, 80], 'http://n')).toThrow(/publishes no microversion range/);
+    expect(() => negotiateVersion('Nova', undefined, [2, 64], [2, 80], 'http://n')).toThrow(
+      /publishes no microversion range/,
+    );
   });
 
   it('sends the negotiated microversion on every Nova call', async () => {
@@ -47,7 +53,9 @@ describe('microversions', () => {
 
   it('fails every call clearly when the cloud is too old', async () => {
     await start();
-    cloud.fake.route('GET /compute/v2.1/', { body: { version: { id: 'v2.1', version: '2.53', min_version: '2.1' } } });
+    cloud.fake.route('GET /compute/v2.1/', {
+      body: { version: { id: 'v2.1', version: '2.53', min_version: '2.1' } },
+    });
     const s = await cloud.session();
     const err = (await s.nova.listServers().catch((e: unknown) => e)) as CloudError;
     expect(err).toBeInstanceOf(CloudError);
@@ -67,7 +75,12 @@ describe('pagination', () => {
       const page = all.slice(start, start + limit);
       const body: Record<string, unknown> = { servers: page };
       if (start + limit < all.length) {
-        body.servers_links = [{ rel: 'next', href: `http://internal-name:8774/v2.1/servers/detail?all_tenants=1&limit=${limit}&marker=${page.at(-1)?.id}` }];
+        body.servers_links = [
+          {
+            rel: 'next',
+            href: `http://internal-name:8774/v2.1/servers/detail?all_tenants=1&limit=${limit}&marker=${page.at(-1)?.id}`,
+          },
+        ];
       }
       return { body };
     });
@@ -82,7 +95,10 @@ describe('pagination', () => {
   it('refuses a next link that repeats a marker instead of looping', async () => {
     await start();
     cloud.fake.route('GET /compute/v2.1/flavors/detail', {
-      body: { flavors: [], flavors_links: [{ rel: 'next', href: 'http://x/v2.1/flavors/detail?marker=same' }] },
+      body: {
+        flavors: [],
+        flavors_links: [{ rel: 'next', href: 'http://x/v2.1/flavors/detail?marker=same' }],
+      },
     });
     const s = await cloud.session();
     await expect(s.nova.listFlavors()).rejects.toThrow('GET /flavors/detail: pagination repeats marker same');
@@ -90,7 +106,13 @@ describe('pagination', () => {
 
   it('pages server groups by offset', async () => {
     await start();
-    const groups = Array.from({ length: 5 }, (_, i) => ({ id: `g${i}`, name: `g${i}`, policy: 'affinity', rules: {}, members: [] }));
+    const groups = Array.from({ length: 5 }, (_, i) => ({
+      id: `g${i}`,
+      name: `g${i}`,
+      policy: 'affinity',
+      rules: {},
+      members: [],
+    }));
     cloud.fake.route('GET /compute/v2.1/os-server-groups', (req) => {
       const offset = Number(req.query.get('offset'));
       const limit = Number(req.query.get('limit'));
@@ -117,17 +139,42 @@ describe('live migration actions', () => {
     await start();
     const statuses = ['queued', 'preparing', 'running', 'running', 'completed'];
     let poll = 0;
-    const old = { id: 1, instance_uuid: 's1', status: 'completed', migration_type: 'live-migration', source_compute: 'a', dest_compute: 'b', created_at: '2020-01-01T00:00:00.000000', updated_at: null };
+    const old = {
+      id: 1,
+      instance_uuid: 's1',
+      status: 'completed',
+      migration_type: 'live-migration',
+      source_compute: 'a',
+      dest_compute: 'b',
+      created_at: '2020-01-01T00:00:00.000000',
+      updated_at: null,
+    };
     cloud.fake.route('GET /compute/v2.1/os-migrations', (req) => {
       expect(req.query.get('instance_uuid')).toBe('s1');
       const status = statuses[Math.min(poll++, statuses.length - 1)];
-      const fresh = { ...old, id: 7, status, source_compute: 'compute1', dest_compute: 'compute2', created_at: new Date().toISOString().replace('Z', '') };
+      const fresh = {
+        ...old,
+        id: 7,
+        status,
+        source_compute: 'compute1',
+        dest_compute: 'compute2',
+        created_at: new Date().toISOString().replace('Z', ''),
+      };
       return { body: { migrations: [fresh, old] } };
     });
     const s = await cloud.session();
     const seen: string[] = [];
-    const m = await s.nova.followLiveMigration('s1', { since: new Date(Date.now() - 500), pollMs: 1, onStatus: (x) => seen.push(x.status) });
-    expect(m).toMatchObject({ id: 7, status: 'completed', sourceCompute: 'compute1', destCompute: 'compute2' });
+    const m = await s.nova.followLiveMigration('s1', {
+      since: new Date(Date.now() - 500),
+      pollMs: 1,
+      onStatus: (x) => seen.push(x.status),
+    });
+    expect(m).toMatchObject({
+      id: 7,
+      status: 'completed',
+      sourceCompute: 'compute1',
+      destCompute: 'compute2',
+    });
     expect(seen).toEqual(['queued', 'preparing', 'running', 'completed']);
   });
 

@@ -2,7 +2,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { HttpTransport } from '../../../src/cloud/http/transport.js';
 import { PrometheusClient } from '../../../src/cloud/prometheus/client.js';
 import { loadMetrics } from '../../../src/cloud/prometheus/loads.js';
-import { DEFAULT_METRICS_POLICY, type MetricsPolicy, parseMetricsPolicy } from '../../../src/cloud/prometheus/policy.js';
+import {
+  DEFAULT_METRICS_POLICY,
+  type MetricsPolicy,
+  parseMetricsPolicy,
+} from '../../../src/cloud/prometheus/policy.js';
 import { InputError } from '../../../src/errors.js';
 import { type FakeServer, startFake } from '../fake-server.js';
 
@@ -23,8 +27,12 @@ async function prometheus(table: Record<string, Series[]>): Promise<PrometheusCl
       const q = req.query.get('query') ?? '';
       const stamp = /^timestamp\((.*)\)$/.exec(q);
       const series = table[stamp ? (stamp[1] ?? '') : q];
-      if (!series) return { status: 400, body: { status: 'error', errorType: 'bad_data', error: `unknown ${q}` } };
-      const result = series.map((s) => ({ metric: s.metric, value: [T, String(stamp ? (s.ts ?? T) : s.value)] }));
+      if (!series)
+        return { status: 400, body: { status: 'error', errorType: 'bad_data', error: `unknown ${q}` } };
+      const result = series.map((s) => ({
+        metric: s.metric,
+        value: [T, String(stamp ? (s.ts ?? T) : s.value)],
+      }));
       return { body: { status: 'success', data: { resultType: 'vector', result } } };
     },
   });
@@ -34,8 +42,22 @@ async function prometheus(table: Record<string, Series[]>): Promise<PrometheusCl
 const policy: MetricsPolicy = {
   maxAgeSeconds: 60,
   rules: [
-    { dimension: 'cpu', scope: 'host', query: 'host_cpu', label: 'instance', labelKind: 'host', labelPattern: '^([^:]+)' },
-    { dimension: 'memoryMB', scope: 'host', query: 'host_mem', label: 'host', labelKind: 'host', scale: 1 / 1024 },
+    {
+      dimension: 'cpu',
+      scope: 'host',
+      query: 'host_cpu',
+      label: 'instance',
+      labelKind: 'host',
+      labelPattern: '^([^:]+)',
+    },
+    {
+      dimension: 'memoryMB',
+      scope: 'host',
+      query: 'host_mem',
+      label: 'host',
+      labelKind: 'host',
+      scale: 1 / 1024,
+    },
     { dimension: 'cpu', scope: 'server', query: 'dom_cpu', label: 'domain', labelKind: 'libvirt-domain' },
     { dimension: 'memoryMB', scope: 'server', query: 'vm_mem', label: 'uuid', labelKind: 'instance-uuid' },
   ],
@@ -70,8 +92,14 @@ describe('loadMetrics', () => {
       ],
     });
     const r = await loadMetrics(prom, policy, targets, AT);
-    expect(Object.fromEntries(r.hostLoads)).toEqual({ compute1: { cpu: 3, memoryMB: 2 }, compute2: { cpu: 1.5, memoryMB: 1 } });
-    expect(Object.fromEntries(r.serverLoads)).toEqual({ u1: { cpu: 0.25, memoryMB: 100 }, u2: { cpu: 0.5, memoryMB: 200 } });
+    expect(Object.fromEntries(r.hostLoads)).toEqual({
+      compute1: { cpu: 3, memoryMB: 2 },
+      compute2: { cpu: 1.5, memoryMB: 1 },
+    });
+    expect(Object.fromEntries(r.serverLoads)).toEqual({
+      u1: { cpu: 0.25, memoryMB: 100 },
+      u2: { cpu: 0.5, memoryMB: 200 },
+    });
     expect(r.health).toMatchObject({ ok: true, problems: [] });
     // Each rule is one value query and one timestamp query, whatever the number of hosts.
     expect(fake.requests).toHaveLength(8);
@@ -108,27 +136,43 @@ describe('loadMetrics', () => {
 
   it('says which query Prometheus refused', async () => {
     const prom = await prometheus({});
-    await expect(prom.query('rate(x[')).rejects.toThrow(/Prometheus at http:\/\/127\.0\.0\.1:\d+ refused query "rate\(x\[" \(400\): unknown rate\(x\[/);
+    await expect(prom.query('rate(x[')).rejects.toThrow(
+      /Prometheus at http:\/\/127\.0\.0\.1:\d+ refused query "rate\(x\[" \(400\): unknown rate\(x\[/,
+    );
   });
 });
 
 describe('metrics policy files', () => {
   it('accept a valid policy and default the age limit', () => {
-    const p = parseMetricsPolicy({ rules: [{ dimension: 'cpu', scope: 'host', query: 'q', label: 'h', labelKind: 'host' }] });
+    const p = parseMetricsPolicy({
+      rules: [{ dimension: 'cpu', scope: 'host', query: 'q', label: 'h', labelKind: 'host' }],
+    });
     expect(p.maxAgeSeconds).toBe(DEFAULT_METRICS_POLICY.maxAgeSeconds);
-    expect(p.rules[0]).toEqual({ dimension: 'cpu', scope: 'host', query: 'q', label: 'h', labelKind: 'host' });
+    expect(p.rules[0]).toEqual({
+      dimension: 'cpu',
+      scope: 'host',
+      query: 'q',
+      label: 'h',
+      labelKind: 'host',
+    });
   });
 
   it('refuse a bad policy naming the file, field and value', () => {
-    const doc = { rules: [{ dimension: 'cpu', scope: 'rack', query: 'q', label: 'h', labelKind: 'host', labelPattern: '([' }] };
+    const doc = {
+      rules: [
+        { dimension: 'cpu', scope: 'rack', query: 'q', label: 'h', labelKind: 'host', labelPattern: '([' },
+      ],
+    };
     try {
       parseMetricsPolicy(doc, 'metrics.yaml');
       expect.unreachable();
     } catch (e) {
       expect(e).toBeInstanceOf(InputError);
       const msg = (e as InputError).message;
-      expect(msg).toContain('metrics.yaml: rules[0].scope: expected "host" or "server"');
-      expect(msg).toContain('metrics.yaml: rules[0].labelPattern: expected a valid regular expression');
+      expect(msg).toContain('metrics.yaml: rules[0].scope: expected one of "host", "server", got "rack"');
+      expect(msg).toContain(
+        'metrics.yaml: rules[0].labelPattern: expected a valid regular expression, got "(["',
+      );
     }
   });
 });

@@ -1,0 +1,107 @@
+import { describe, expect, it } from 'vitest';
+import {
+  API_CALLS,
+  accessRuleMatches,
+  accessRules,
+  credentialCommands,
+  policyRules,
+  policyYaml,
+  prefixesFromCatalog,
+  prefixFromEndpoint,
+} from '../../src/cloud/credentials.js';
+
+describe('access rules', () => {
+  it('give the reader only GETs and the actuator the migration and inventory calls', () => {
+    const reader = accessRules('reader');
+    expect(reader.every((r) => r.method === 'GET')).toBe(true);
+    expect(reader).toContainEqual({ service: 'compute', method: 'GET', path: '/v2.1/servers/detail' });
+    expect(reader).toContainEqual({
+      service: 'placement',
+      method: 'GET',
+      path: '/resource_providers/*/usages',
+    });
+    expect(reader).toContainEqual({ service: 'network', method: 'GET', path: '/v2.0/ports' });
+    const actuator = accessRules('actuator');
+    expect(actuator).toContainEqual({ service: 'compute', method: 'POST', path: '/v2.1/servers/*/action' });
+    expect(actuator).toContainEqual({
+      service: 'compute',
+      method: 'DELETE',
+      path: '/v2.1/servers/*/migrations/*',
+    });
+    expect(actuator).toContainEqual({
+      service: 'placement',
+      method: 'PUT',
+      path: '/resource_providers/*/inventories/*',
+    });
+    expect(actuator.some((r) => r.path.endsWith('/servers/detail'))).toBe(false);
+    expect(new Set(actuator.map((r) => `${r.method} ${r.path}`)).size).toBe(actuator.length);
+  });
+
+  it('follow the service prefixes, and can leave Neutron out', () => {
+    const rules = accessRules(
+      'reader',
+      { compute: '/compute/v2.1/abc', placement: '/placement', network: '/v2.0' },
+      false,
+    );
+    expect(rules[0]?.path).toBe('/compute/v2.1/abc/os-services');
+    expect(rules.some((r) => r.service === 'network')).toBe(false);
+    expect(prefixFromEndpoint('https://nova.example:8774/v2.1/')).toBe('/v2.1');
+    expect(prefixFromEndpoint('http://p:8778')).toBe('');
+  });
+
+  it('read the prefixes from catalog endpoints', async () => {
+    const urls: Record<string, string> = {
+      compute: 'https://api/compute/v2.1',
+      placement: 'https://api/placement',
+      network: 'https://api/network',
+    };
+    const p = await prefixesFromCatalog(async (t) => urls[t] ?? '');
+    expect(p).toEqual({ compute: '/compute/v2.1', placement: '/placement', network: '/network/v2.0' });
+  });
+
+  it('match paths with Keystone wildcards', () => {
+    const rule = { service: 'compute', method: 'DELETE', path: '/v2.1/servers/*/migrations/*' };
+    expect(accessRuleMatches(rule, 'compute', 'DELETE', '/v2.1/servers/abc/migrations/7')).toBe(true);
+    expect(accessRuleMatches(rule, 'compute', 'DELETE', '/v2.1/servers/abc/migrations')).toBe(false);
+    expect(accessRuleMatches(rule, 'compute', 'DELETE', '/v2.1/servers/a/b/migrations/7')).toBe(false);
+    expect(accessRuleMatches(rule, 'compute', 'GET', '/v2.1/servers/abc/migrations/7')).toBe(false);
+    expect(accessRuleMatches(rule, 'placement', 'DELETE', '/v2.1/servers/abc/migrations/7')).toBe(false);
+    expect(accessRuleMatches({ service: 's', method: 'GET', path: '/a/**' }, 's', 'GET', '/a/b/c')).toBe(
+      true,
+    );
+  });
+});
+
+describe('policy.yaml and commands', () => {
+  it('allow admin or the dedicated role on every policy the calls need', () => {
+    const rules = policyRules({ reader: 'aic-r', actuator: 'aic-a' });
+    expect(rules.nova?.['os_compute_api:os-migrate-server:migrate_live']).toBe('role:admin or role:aic-a');
+    expect(rules.nova?.['os_compute_api:os-migrations:index']).toBe('role:admin or role:aic-a or role:aic-r');
+    expect(rules.placement?.['placement:resource_providers:inventories:update']).toBe(
+      'role:admin or role:aic-a',
+    );
+    const names = Object.values(rules).flatMap((r) => Object.keys(r));
+    for (const c of API_CALLS) for (const p of c.policies) expect(names).toContain(p);
+    const yaml = policyYaml(rules.nova ?? {}, 'Nova');
+    expect(yaml).toMatch(/^# Nova policy\.yaml additions/);
+    expect(yaml).toContain('"os_compute_api:os-services:list": "role:admin or role:aic-r"');
+  });
+
+  it('print the openstack commands that create roles, user and both credentials', () => {
+    const text = credentialCommands({
+      project: 'ops',
+      user: 'aicerine',
+      roles: { reader: 'aic-r', actuator: 'aic-a' },
+      readerRulesFile: 'r.json',
+      actuatorRulesFile: 'a.json',
+    });
+    expect(text).toContain('openstack role create aic-r');
+    expect(text).toContain('openstack role add --user aicerine --project ops aic-a');
+    expect(text).toContain(
+      'openstack application credential create aicerine-reader --role aic-r \\\n  --access-rules r.json',
+    );
+    expect(text).toContain(
+      'openstack application credential create aicerine-actuator --role aic-a \\\n  --access-rules a.json',
+    );
+  });
+});
