@@ -2,6 +2,7 @@
 // aggregate, each with why it matters and what happens when it does not hold.
 import type { Host, Server } from '../model/snapshot.js';
 import { nonMigratableReasons } from './migratable.js';
+import { type RatioProbeOptions, type RatioProbeResult, probeRatioOwner } from './ratio-probe.js';
 import { recordSnapshot } from './record.js';
 import type { CloudSession } from './session.js';
 import { declarationsFor, type SiteDeclarations } from './site.js';
@@ -29,6 +30,8 @@ export interface CheckReport {
 
 export interface CheckOptions {
   site?: SiteDeclarations;
+  /** Probe one up, enabled host per aggregate for a nova.conf-pinned ratio (writes Placement; needs the actuator). */
+  probeRatios?: RatioProbeOptions;
   historyDays?: number;
   now?: () => Date;
 }
@@ -59,6 +62,22 @@ export async function runChecks(session: CloudSession, opts: CheckOptions = {}):
   for (const f of flavors) {
     const reasons = nonMigratableReasons(f.extraSpecs);
     if (reasons.length) badFlavors.set(f.name, reasons);
+  }
+
+  const probes = new Map<string, RatioProbeResult>();
+  if (opts.probeRatios) {
+    const chosen = [...groups.entries()].flatMap(([aggregate, hosts]) => {
+      const h = hosts.find((x) => x.service.state === 'up' && x.service.status === 'enabled' && rec.providers.has(x.name));
+      return h ? [{ aggregate, host: h.name, rp: rec.providers.get(h.name)?.uuid ?? '' }] : [];
+    });
+    const unique = [...new Map(chosen.map((c) => [c.host, c])).values()];
+    const found = await Promise.all(
+      unique.map((c) => probeRatioOwner(session.placement, c.host, c.rp, opts.probeRatios)),
+    );
+    for (const c of chosen) {
+      const r = found.find((f) => f.host === c.host);
+      if (r) probes.set(c.aggregate, r);
+    }
   }
 
   const results: CheckResult[] = [];
@@ -169,11 +188,19 @@ export async function runChecks(session: CloudSession, opts: CheckOptions = {}):
 
     // Ratios pinned by nova.conf.
     const pinnedConf = decl.cpuAllocationRatioInNovaConf;
+    const probe = probes.get(aggregate);
+    const probeLine = probe
+      ? probe.pinned
+        ? `probe on ${probe.host}: ratio set to ${probe.probe} was rewritten to ${probe.observed} within ${Math.round(probe.waitedMs / 1000)} s (nova.conf owns it)`
+        : `probe on ${probe.host}: ratio set to ${probe.probe} stayed for ${Math.round(probe.waitedMs / 1000)} s (Placement owns it); restored to ${probe.original}`
+      : undefined;
+    const owned = probe ? !probe.pinned && pinnedConf !== true : pinnedConf === false;
     add({
       id: 'ratio-owner',
       title: 'Placement owns the VCPU allocation ratio (not nova.conf)',
-      status: pinnedConf === false ? 'ok' : 'fail',
+      status: owned ? 'ok' : 'fail',
       details: [
+        ...(probeLine ? [probeLine] : []),
         pinnedConf === undefined
           ? 'not declared: set cpuAllocationRatioInNovaConf in the site file (false once cpu_allocation_ratio is unset and initial_cpu_allocation_ratio is used)'
           : pinnedConf

@@ -50,6 +50,8 @@ export interface RecordResult {
   aggregates: NovaAggregate[];
   /** Live migrations of the history window as read, including those of deleted servers. */
   migrations: NovaMigration[];
+  /** The compute-node resource provider of each recorded host. */
+  providers: Map<string, ResourceProvider>;
 }
 
 /** vNIC types that bind a port to host hardware: such servers cannot be live-migrated freely. */
@@ -326,5 +328,5 @@ export async function recordSnapshot(session: CloudSession, opts: RecordOptions 
     serverGroups,
   };
   if (migrationHistory.length > 0) snapshot.migrationHistory = migrationHistory;
-  return { snapshot, warnings, metrics, storage: storageOf, aggregates, migrations };
+  return { snapshot, warnings, metrics, storage: storageOf, aggregates, migrations, providers: rpOfHost };
 }

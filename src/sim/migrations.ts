@@ -247,10 +247,7 @@ function requireServerMigration(
   const s = cloud.requireServer(serverUuid);
   // Nova checks the instance's task state before it looks at the migration.
   if (s.taskState !== 'migrating') {
-    throw new SimError(
-      409,
-      `Cannot '${action}' instance ${serverUuid} while it is in task_state ${s.taskState ?? 'None'}`,
-    );
+    throw new SimError(409, `Instance ${serverUuid} is in an invalid state for '${action}'`);
   }
   const m = cloud.migrationsById.get(migrationId);
   if (!m || m.server.uuid !== serverUuid) {
@@ -267,7 +264,7 @@ export function abortMigration(
   allowQueued: boolean,
 ): void {
   cloud.sync();
-  const m = requireServerMigration(cloud, serverUuid, migrationId, 'live_migrate_abort');
+  const m = requireServerMigration(cloud, serverUuid, migrationId, 'abort live migration');
   const ok = m.status === 'running' || (allowQueued && m.status === 'queued');
   if (!ok) {
     throw new SimError(
@@ -291,7 +288,7 @@ export function abortMigration(
 /** POST /servers/{id}/migrations/{mid}/action force_complete: only a running migration. */
 export function forceCompleteMigration(cloud: SimCloud, serverUuid: string, migrationId: number): void {
   cloud.sync();
-  const m = requireServerMigration(cloud, serverUuid, migrationId, 'live_migrate_force_complete');
+  const m = requireServerMigration(cloud, serverUuid, migrationId, 'force_complete');
   if (m.status !== 'running') {
     throw new SimError(
       400,

@@ -214,7 +214,9 @@ describe('writes', () => {
     const r = w.session.nova.abortMigration(w.servers.c.id, finished.id);
     await expect(r).rejects.toBeInstanceOf(CloudError);
     await expect(r).rejects.toMatchObject({ status: 409 });
-    await expect(r).rejects.toThrow(`Cannot 'live_migrate_abort' instance ${w.servers.c.id} while it is in task_state None`);
+    await expect(r).rejects.toThrow(
+      `Instance ${w.servers.c.id} is in an invalid state for 'abort live migration'`,
+    );
   });
 });
 

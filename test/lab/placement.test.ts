@@ -1,6 +1,7 @@
 // Allocation ratio writes against the lab's Placement, including a lost generation race.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isCloudError } from '../../src/cloud/errors.js';
+import { probeRatioOwner } from '../../src/cloud/ratio-probe.js';
 import type { ResourceProvider } from '../../src/cloud/openstack/placement.js';
 import type { CloudSession } from '../../src/cloud/session.js';
 import { adminSession } from './lab.js';
@@ -79,5 +80,13 @@ describe('placement inventories against the lab', () => {
     expect(interfered).toBe(true);
     expect(attempts).toBe(2);
     expect((await s.placement.getInventories(rp.uuid)).inventories.VCPU?.allocationRatio).toBe(2.75);
+  });
+
+  it('probes that nova-compute leaves the ratio to Placement (the lab leaves cpu_allocation_ratio unset)', async () => {
+    await s.placement.setAllocationRatio(rp.uuid, 'VCPU', 4);
+    // nova-compute's periodic resource update runs every 60 s: wait past one.
+    const r = await probeRatioOwner(s.placement, 'compute4', rp.uuid, { waitMs: 75_000 });
+    expect(r).toMatchObject({ original: 4, probe: 4.0001, observed: 4.0001, pinned: false });
+    expect((await s.placement.getInventories(rp.uuid)).inventories.VCPU?.allocationRatio).toBe(4);
   });
 });

@@ -180,7 +180,7 @@ describe('abort, force-complete and failures', () => {
     expect(() => forceCompleteMigration(cloud, id(1), m.id)).toThrow(/is accepted/);
     expect(() => abortMigration(cloud, id(1), 999, true)).toThrow(SimError);
     expect(() => abortMigration(cloud, id(2), m.id, true)).toThrow(
-      `Cannot 'live_migrate_abort' instance ${id(2)} while it is in task_state None`,
+      `Instance ${id(2)} is in an invalid state for 'abort live migration'`,
     );
   });
 

@@ -11,6 +11,8 @@ interface CheckFlags {
   site?: string;
   historyDays: string;
   json?: boolean;
+  probeRatios?: boolean;
+  probeWait: string;
   verbose?: boolean;
 }
 
@@ -26,6 +28,8 @@ export function register(program: Command): void {
       'site declarations (YAML/JSON): maintenance windows, ratio bounds, nova.conf ratios, storage',
     )
     .option('--history-days <n>', 'days of os-migrations history to look at', '90')
+    .option('--probe-ratios', 'find out by experiment whether nova.conf pins the VCPU ratio (nudges it, waits, restores)')
+    .option('--probe-wait <seconds>', 'how long the probe waits for nova-compute to rewrite the ratio', '75')
     .option('--json', 'print the report as JSON')
     .option('-v, --verbose', 'log every request (without secrets)')
     .action(async (flags: CheckFlags) => {
@@ -35,6 +39,10 @@ export function register(program: Command): void {
           `--history-days: expected a number of days, got ${JSON.stringify(flags.historyDays)}`,
         );
       }
+      const probeWait = Number(flags.probeWait);
+      if (!Number.isFinite(probeWait) || probeWait <= 0) {
+        throw new Error(`--probe-wait: expected a number of seconds, got ${JSON.stringify(flags.probeWait)}`);
+      }
       const site = flags.site
         ? parseSiteDeclarations(await readSettingsFile(flags.site), flags.site)
         : undefined;
@@ -42,7 +50,11 @@ export function register(program: Command): void {
         ...(flags.cloud ? { load: { cloud: flags.cloud } } : {}),
         logger: createLogger({ level: flags.verbose ? 'debug' : 'warn' }),
       });
-      const report = await runChecks(session, { ...(site ? { site } : {}), historyDays });
+      const report = await runChecks(session, {
+        ...(site ? { site } : {}),
+        historyDays,
+        ...(flags.probeRatios ? { probeRatios: { waitMs: probeWait * 1000 } } : {}),
+      });
       for (const w of report.warnings) process.stderr.write(`warning: ${w}\n`);
       process.stdout.write(flags.json ? `${JSON.stringify(report, null, 2)}\n` : formatReport(report));
       process.stderr.write(`${session.stats.summary()}\n`);

@@ -71,6 +71,17 @@ export function toPlacementInventoryBody(inv: PlacementInventory, generation: nu
   };
 }
 
+function sameInventory(a: PlacementInventory, b: PlacementInventory): boolean {
+  return (
+    a.total === b.total &&
+    a.reserved === b.reserved &&
+    a.allocationRatio === b.allocationRatio &&
+    a.minUnit === b.minUnit &&
+    a.maxUnit === b.maxUnit &&
+    a.stepSize === b.stepSize
+  );
+}
+
 export class PlacementClient {
   private version: Version | undefined;
 
@@ -163,6 +174,7 @@ export class PlacementClient {
         });
       }
       const next = change(current);
+      if (sameInventory(next, current)) return current;
       try {
         const res = await this.client.request({
           method: 'PUT',
