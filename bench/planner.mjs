@@ -47,7 +47,7 @@ const cases = [
     runs: 3,
   },
   {
-    name: 'VMR2L b05-dpdk-c1 (real placements)',
+    name: 'VMR2L json_stream_c1 (b05 + b04 clusters, real placements)',
     vmr2l: VMR2L,
     modes: ['pack', 'spread'],
     maxMoves: 200,

@@ -266,6 +266,14 @@ export function policyYaml(rules: Record<string, string>, service: string): stri
   return `${lines.join('\n')}\n`;
 }
 
+/**
+ * The same rules as JSON. Placement of the Zed era reads `policy.json` unless
+ * `[oslo_policy] policy_file` says otherwise, and JSON is also valid YAML.
+ */
+export function policyJson(rules: Record<string, string>): string {
+  return `${JSON.stringify(rules, null, 2)}\n`;
+}
+
 export interface CommandOptions {
   project: string;
   user: string;
@@ -282,7 +290,9 @@ openstack role create ${o.roles.actuator}
 openstack user create --domain Default --password-prompt ${o.user}
 openstack role add --user ${o.user} --project ${o.project} ${o.roles.reader}
 openstack role add --user ${o.user} --project ${o.project} ${o.roles.actuator}
-# Install the policy.yaml additions into Nova, Placement and Neutron (they reload the file).
+# Merge nova-policy.yaml into Nova's policy.yaml and neutron-policy.yaml into Neutron's;
+# placement-policy.json goes to Placement's policy.json (or the file [oslo_policy] policy_file
+# names). The services re-read a changed policy file on the next request.
 
 # As ${o.user} (OS_USERNAME=${o.user} OS_PROJECT_NAME=${o.project}):
 openstack application credential create aicerine-reader --role ${o.roles.reader} \\

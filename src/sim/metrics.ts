@@ -6,8 +6,13 @@ import type { SimCloud, SimHost, SimServer } from './model.js';
 import type { Series, SeriesSource } from './promql.js';
 
 const MiB = 1048576;
-/** Samples per rate() window: enough to follow hourly trace steps, cheap at 100k servers. */
-const RATE_SAMPLES = 4;
+/**
+ * Load is linear between hourly trace points, so the mean over a window is its midpoint value
+ * unless the window spans a step: one sample per half hour of window.
+ */
+function rateSamples(windowSeconds: number): number {
+  return Math.min(48, Math.max(1, Math.ceil(windowSeconds / 1800)));
+}
 
 export const METRIC_NAMES = [
   'node_cpu_seconds_total',
@@ -24,31 +29,55 @@ export const METRIC_NAMES = [
 
 /** A series source for one query evaluation (it memoizes loads by time). */
 export function metricsSource(cloud: SimCloud): SeriesSource {
-  const hostMemo = new Map<string, ServerLoad>();
-  const serverMemo = new Map<string, ServerLoad>();
+  // One evaluation asks for the same (server, time) many times: cache per time in flat arrays
+  // indexed by server order and host index (NaN: not computed yet).
+  const byTime = new Map<
+    number,
+    { sCpu: Float64Array; sMem: Float64Array; hCpu: Float64Array; hMem: Float64Array }
+  >();
   const bootSeconds = cloud.clock.nowSeconds() - 86400 * 42;
-  const hostLoad = (h: SimHost, t: number): ServerLoad => {
-    const k = `${h.index}@${t}`;
-    let v = hostMemo.get(k);
-    if (!v) {
-      v = cloud.hostLoad(h, t);
-      hostMemo.set(k, v);
+  const at = (t: number) => {
+    let c = byTime.get(t);
+    if (!c) {
+      c = {
+        sCpu: new Float64Array(cloud.servers.length).fill(Number.NaN),
+        sMem: new Float64Array(cloud.servers.length).fill(Number.NaN),
+        hCpu: new Float64Array(cloud.hosts.length).fill(Number.NaN),
+        hMem: new Float64Array(cloud.hosts.length).fill(Number.NaN),
+      };
+      byTime.set(t, c);
     }
-    return v;
+    return c;
   };
   const serverLoad = (s: SimServer, t: number): ServerLoad => {
-    const k = `${s.order}@${t}`;
-    let v = serverMemo.get(k);
-    if (!v) {
-      v = s.status === 'SHUTOFF' ? { cpu: 0, memoryMB: 0 } : cloud.serverLoad(s, t);
-      serverMemo.set(k, v);
+    const c = at(t);
+    if (Number.isNaN(c.sCpu[s.order] as number)) {
+      const l = s.status === 'SHUTOFF' ? { cpu: 0, memoryMB: 0 } : cloud.serverLoad(s, t);
+      c.sCpu[s.order] = l.cpu;
+      c.sMem[s.order] = l.memoryMB;
     }
-    return v;
+    return { cpu: c.sCpu[s.order] as number, memoryMB: c.sMem[s.order] as number };
+  };
+  const hostLoad = (h: SimHost, t: number): ServerLoad => {
+    const c = at(t);
+    if (Number.isNaN(c.hCpu[h.index] as number)) {
+      let cpu = h.baseLoad.cpu;
+      let mem = h.baseLoad.memoryMB;
+      for (const order of h.servers) {
+        const l = serverLoad(cloud.servers[order] as SimServer, t);
+        cpu += l.cpu;
+        mem += l.memoryMB;
+      }
+      c.hCpu[h.index] = cpu;
+      c.hMem[h.index] = mem;
+    }
+    return { cpu: c.hCpu[h.index] as number, memoryMB: c.hMem[h.index] as number };
   };
   const meanOver = (f: (t: number) => number, t: number, w: number): number => {
+    const n = rateSamples(w);
     let sum = 0;
-    for (let i = 0; i < RATE_SAMPLES; i++) sum += f(t - (w * (i + 0.5)) / RATE_SAMPLES);
-    return sum / RATE_SAMPLES;
+    for (let i = 0; i < n; i++) sum += f(Math.round(t - (w * (i + 0.5)) / n));
+    return sum / n;
   };
   const counter = (f: (t: number) => number): Pick<Series, 'at' | 'rate'> => ({
     rate: (t, w) => meanOver(f, t, w),

@@ -276,7 +276,12 @@ function evalNode(n: Node, src: SeriesSource, t: number, ts: number): Value {
           for (const [k, val] of Object.entries(s.labels))
             if (k !== '__name__' && !(n.by ?? []).includes(k)) labels[k] = val;
         }
-        const key = JSON.stringify(Object.entries(labels).sort());
+        // One grouping label (the usual "by (instance)") needs no canonical encoding.
+        const names = Object.keys(labels);
+        const key =
+          names.length === 1
+            ? (labels[names[0] as string] as string)
+            : JSON.stringify(Object.entries(labels).sort());
         let g = groups.get(key);
         if (!g) {
           g = { labels, values: [] };

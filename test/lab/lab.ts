@@ -53,7 +53,8 @@ async function labImage(s: CloudSession): Promise<string> {
 
 export interface BootSpec {
   name: string;
-  host: string;
+  /** Admin only (2.74+); without it the scheduler chooses. */
+  host?: string;
   flavor?: string;
   group?: string;
   metadata?: Record<string, string>;
@@ -72,8 +73,8 @@ export async function bootServers(
       imageRef: image,
       flavorRef: spec.flavor ?? 'm1.small',
       networks: 'none',
-      host: spec.host,
     };
+    if (spec.host) server.host = spec.host;
     if (spec.metadata) server.metadata = spec.metadata;
     const body: Record<string, unknown> = { server };
     if (spec.group) body['os:scheduler_hints'] = { group: spec.group };
@@ -82,8 +83,8 @@ export async function bootServers(
   }
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const all = await s.nova.listServers();
-    const mine = all.filter((x) => ids.includes(x.id));
+    // One GET per server: a non-admin user may not list all projects.
+    const mine = await Promise.all(ids.map((id) => s.nova.getServer(id)));
     const failed = mine.find((x) => x.status === 'ERROR');
     if (failed) throw new Error(`lab: server ${failed.name} went to ERROR while booting`);
     if (mine.length === ids.length && mine.every((x) => x.status === 'ACTIVE' && x.taskState === null))

@@ -1,8 +1,8 @@
 // Allocation ratio writes against the lab's Placement, including a lost generation race.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isCloudError } from '../../src/cloud/errors.js';
-import { probeRatioOwner } from '../../src/cloud/ratio-probe.js';
 import type { ResourceProvider } from '../../src/cloud/openstack/placement.js';
+import { probeRatioOwner } from '../../src/cloud/ratio-probe.js';
 import type { CloudSession } from '../../src/cloud/session.js';
 import { adminSession } from './lab.js';
 

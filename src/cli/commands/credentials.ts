@@ -8,6 +8,7 @@ import {
   credentialCommands,
   DEFAULT_PREFIXES,
   policyRules,
+  policyJson,
   policyYaml,
   prefixesFromCatalog,
   type ServicePrefixes,
@@ -75,7 +76,7 @@ export function register(program: Command): void {
         ['reader-access-rules.json', `${JSON.stringify(reader, null, 2)}\n`],
         ['actuator-access-rules.json', `${JSON.stringify(actuator, null, 2)}\n`],
         ['nova-policy.yaml', policyYaml(policies.nova ?? {}, 'Nova')],
-        ['placement-policy.yaml', policyYaml(policies.placement ?? {}, 'Placement')],
+        ['placement-policy.json', policyJson(policies.placement ?? {})],
       ];
       if (flags.network) files.push(['neutron-policy.yaml', policyYaml(policies.neutron ?? {}, 'Neutron')]);
       const dir = flags.outputDir;

@@ -12,6 +12,7 @@ import type {
   SimMigration,
   SimServer,
 } from '../model.js';
+import { SIM_IMAGE_ID } from './glance.js';
 import { atLeast, type Version } from './microversion.js';
 
 export interface ViewCtx {
@@ -66,6 +67,45 @@ function embeddedFlavor(v: ViewCtx, f: SimFlavor): Record<string, unknown> {
   };
 }
 
+interface ServerMemo {
+  host: string;
+  hostId: string;
+  created: string;
+  launched: string;
+  volumeId: string;
+  updatedMs: number;
+  updated: string;
+}
+
+// Derived strings (hashes, timestamps) cost more than the rest of a view; a page of 1,000
+// servers recomputes them only for servers that changed.
+const serverMemo = new WeakMap<SimServer, ServerMemo>();
+
+function memoOf(s: SimServer): ServerMemo {
+  let m = serverMemo.get(s);
+  if (!m) {
+    m = {
+      host: '',
+      hostId: '',
+      created: memo.created,
+      launched: `${new Date(s.createdMs + 5000).toISOString().slice(0, 19)}.000000`,
+      volumeId: stableUuid('volume', s.uuid),
+      updatedMs: Number.NaN,
+      updated: '',
+    };
+    serverMemo.set(s, m);
+  }
+  if (m.host !== s.host) {
+    m.host = s.host;
+    m.hostId = createHash('sha224').update(`${s.projectId}${s.host}`).digest('hex');
+  }
+  if (m.updatedMs !== s.updatedMs) {
+    m.updatedMs = s.updatedMs;
+    m.updated = isoZ(s.updatedMs);
+  }
+  return m;
+}
+
 export function serverView(
   v: ViewCtx,
   s: SimServer,
@@ -75,28 +115,29 @@ export function serverView(
   const base: Record<string, unknown> = { id: s.uuid, links: links(v, 'servers', s.uuid), name: s.name };
   if (!detail) return base;
   const host = v.cloud.hostsByName.get(s.host);
+  const memo = memoOf(s);
   const out: Record<string, unknown> = {
     'OS-DCF:diskConfig': 'MANUAL',
     'OS-EXT-AZ:availability_zone': host?.az ?? 'nova',
     'OS-EXT-STS:power_state': s.powerState,
     'OS-EXT-STS:task_state': s.taskState,
     'OS-EXT-STS:vm_state': s.vmState,
-    'OS-SRV-USG:launched_at': `${new Date(s.createdMs + 5000).toISOString().slice(0, 19)}.000000`,
+    'OS-SRV-USG:launched_at': memo.launched,
     'OS-SRV-USG:terminated_at': null,
     accessIPv4: '',
     accessIPv6: '',
     addresses: {},
     config_drive: '',
-    created: isoZ(s.createdMs),
+    created: memo.created,
     flavor: embeddedFlavor(v, s.flavor),
-    hostId: createHash('sha224').update(`${s.projectId}${s.host}`).digest('hex'),
+    hostId: memo.hostId,
     id: s.uuid,
     // Servers on shared storage boot from a volume; local-disk servers from an image.
     image: s.sharedStorage
       ? ''
       : {
-          id: stableUuid('image', 'sim-image'),
-          links: [{ href: `${v.base}/images/${stableUuid('image', 'sim-image')}`, rel: 'bookmark' }],
+          id: SIM_IMAGE_ID,
+          links: [{ href: `${v.base}/images/${SIM_IMAGE_ID}`, rel: 'bookmark' }],
         },
     key_name: null,
     links: base.links,
@@ -105,15 +146,14 @@ export function serverView(
     'os-extended-volumes:volumes_attached': s.sharedStorage
       ? [
           atLeast(v.version, 2, 3)
-            ? { id: stableUuid('volume', s.uuid), delete_on_termination: false }
-            : { id: stableUuid('volume', s.uuid) },
+            ? { id: memo.volumeId, delete_on_termination: false }
+            : { id: memo.volumeId },
         ]
       : [],
     progress: 0,
-    security_groups: [{ name: 'default' }],
     status: s.status,
     tenant_id: s.projectId,
-    updated: isoZ(s.updatedMs),
+    updated: memo.updated,
     user_id: s.userId,
   };
   if (admin) {

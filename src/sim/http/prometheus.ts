@@ -1,12 +1,18 @@
 // Prometheus' instant-query API over the simulator's metrics (see src/sim/metrics.ts).
 import { metricsSource } from '../metrics.js';
 import type { SimCloud } from '../model.js';
-import { evaluate, PromQLError } from '../promql.js';
+import { evaluate, PromQLError, type SeriesSource } from '../promql.js';
 import { type Ctx, type Route, route, sendJson } from './respond.js';
 
 export const PROMETHEUS_PREFIX = '/prometheus';
 
 export function prometheusRoutes(cloud: SimCloud): Route[] {
+  // Queries of one scrape instant share their load cache (a query and its timestamp() twin).
+  let shared: { t: number; source: SeriesSource } | null = null;
+  const sourceAt = (t: number): SeriesSource => {
+    if (!shared || shared.t !== t) shared = { t, source: metricsSource(cloud) };
+    return shared.source;
+  };
   const query = (ctx: Ctx, params: URLSearchParams): void => {
     const expr = params.get('query');
     if (!expr) {
@@ -31,7 +37,8 @@ export function prometheusRoutes(cloud: SimCloud): Route[] {
     // Loads are the simulated cloud's now; the sample time is the caller's clock, as a real
     // Prometheus evaluating "now" would stamp it.
     try {
-      const v = evaluate(expr, metricsSource(cloud), cloud.clock.nowSeconds(), ts);
+      const t = Math.round(cloud.clock.nowSeconds());
+      const v = evaluate(expr, sourceAt(t), t, ts);
       const data =
         v.kind === 'scalar'
           ? { resultType: 'scalar', result: [ts, String(v.value)] }
