@@ -2,7 +2,7 @@
 // aggregate, each with why it matters and what happens when it does not hold.
 import type { Host, Server } from '../model/snapshot.js';
 import { nonMigratableReasons } from './migratable.js';
-import { type RatioProbeOptions, type RatioProbeResult, probeRatioOwner } from './ratio-probe.js';
+import { probeRatioOwner, type RatioProbeOptions, type RatioProbeResult } from './ratio-probe.js';
 import { recordSnapshot } from './record.js';
 import type { CloudSession } from './session.js';
 import { declarationsFor, type SiteDeclarations } from './site.js';
@@ -67,7 +67,9 @@ export async function runChecks(session: CloudSession, opts: CheckOptions = {}):
   const probes = new Map<string, RatioProbeResult>();
   if (opts.probeRatios) {
     const chosen = [...groups.entries()].flatMap(([aggregate, hosts]) => {
-      const h = hosts.find((x) => x.service.state === 'up' && x.service.status === 'enabled' && rec.providers.has(x.name));
+      const h = hosts.find(
+        (x) => x.service.state === 'up' && x.service.status === 'enabled' && rec.providers.has(x.name),
+      );
       return h ? [{ aggregate, host: h.name, rp: rec.providers.get(h.name)?.uuid ?? '' }] : [];
     });
     const unique = [...new Map(chosen.map((c) => [c.host, c])).values()];

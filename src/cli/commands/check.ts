@@ -28,7 +28,10 @@ export function register(program: Command): void {
       'site declarations (YAML/JSON): maintenance windows, ratio bounds, nova.conf ratios, storage',
     )
     .option('--history-days <n>', 'days of os-migrations history to look at', '90')
-    .option('--probe-ratios', 'find out by experiment whether nova.conf pins the VCPU ratio (nudges it, waits, restores)')
+    .option(
+      '--probe-ratios',
+      'find out by experiment whether nova.conf pins the VCPU ratio (nudges it, waits, restores)',
+    )
     .option('--probe-wait <seconds>', 'how long the probe waits for nova-compute to rewrite the ratio', '75')
     .option('--json', 'print the report as JSON')
     .option('-v, --verbose', 'log every request (without secrets)')

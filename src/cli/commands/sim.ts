@@ -13,7 +13,25 @@ interface SimFlags {
   trace?: string;
   password: string;
   maxLiveMigrations?: string;
+  pinCpuRatio: string[];
   verbose?: boolean;
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+/** "compute-03=2" or "compute-03=2@120": nova.conf cpu_allocation_ratio on that host, enforced every period. */
+function parsePin(spec: string): { host: string; ratio: number; periodSeconds: number } {
+  const m = /^([^=]+)=([0-9.]+)(?:@([0-9.]+))?$/.exec(spec);
+  const ratio = Number(m?.[2]);
+  const period = m?.[3] === undefined ? 60 : Number(m[3]);
+  if (!m || !(ratio > 0) || !(period > 0)) {
+    throw new Error(
+      `--pin-cpu-ratio ${spec}: expected HOST=RATIO or HOST=RATIO@SECONDS, e.g. compute-03=2@60`,
+    );
+  }
+  return { host: m[1] as string, ratio, periodSeconds: period };
 }
 
 const LOADS: LoadChoice[] = ['auto', 'trace', 'generated', 'static'];
@@ -30,6 +48,12 @@ export function register(program: Command): void {
     .option('--trace <file>', 'Bitbrains hourly CSV for --load trace/auto')
     .option('--password <pw>', 'password of the users admin and demo', 'secret')
     .option('--max-live-migrations <n>', 'default max_concurrent_live_migrations per host', '1')
+    .option(
+      '--pin-cpu-ratio <host=ratio[@s]>',
+      'act as if nova.conf on HOST set cpu_allocation_ratio (rewritten every s seconds, default 60); repeatable',
+      collect,
+      [],
+    )
     .option('-v, --verbose', 'log every request')
     .action(async (flags: SimFlags) => {
       const port = Number(flags.port);
@@ -52,6 +76,12 @@ export function register(program: Command): void {
         tracePath: flags.trace,
         maxConcurrentLiveMigrations: maxLm,
       });
+      for (const spec of flags.pinCpuRatio) {
+        const pin = parsePin(spec);
+        if (!cloud.hostsByName.has(pin.host))
+          throw new Error(`--pin-cpu-ratio ${spec}: no host ${pin.host} in the cloud`);
+        cloud.pinCpuAllocationRatio(pin.host, { ratio: pin.ratio, periodSeconds: pin.periodSeconds });
+      }
       const handle = await startSimServer({
         cloud,
         password: flags.password,

@@ -87,7 +87,7 @@ function memoOf(s: SimServer): ServerMemo {
     m = {
       host: '',
       hostId: '',
-      created: memo.created,
+      created: isoZ(s.createdMs),
       launched: `${new Date(s.createdMs + 5000).toISOString().slice(0, 19)}.000000`,
       volumeId: stableUuid('volume', s.uuid),
       updatedMs: Number.NaN,

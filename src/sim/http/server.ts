@@ -216,7 +216,9 @@ export async function startSimServer(options: SimServerOptions): Promise<SimServ
     if (svc.type !== null && !svc.open.has(ctx.path)) {
       const token = keystone.validate(req.headers['x-auth-token'] as string | undefined, Date.now());
       const rules = token?.appCredential?.accessRules ?? [];
-      const servicePath = ctx.path === '' ? '/' : ctx.path;
+      // keystonemiddleware matches rules against webob's request.path: the URL path including
+      // where the service is mounted (here "/compute/v2.1/servers", in the lab "/v2.1/servers").
+      const servicePath = url.pathname;
       const allowed =
         token !== null &&
         (rules.length === 0 ||

@@ -93,7 +93,9 @@ describe('PlacementClient', () => {
     });
     const s = await cloud.session();
     await expect(
-      s.placement.updateInventory(RP, 'VCPU', (i) => i, { maxConflictRetries: 2 }),
+      s.placement.updateInventory(RP, 'VCPU', (i) => ({ ...i, allocationRatio: 3 }), {
+        maxConflictRetries: 2,
+      }),
     ).rejects.toThrow(
       /^placement: PUT \/placement\/resource_providers\/.*\/inventories\/VCPU conflict \(409\)/,
     );

@@ -61,8 +61,8 @@ describe('keystone', () => {
         application_credential: {
           name: 'reader',
           access_rules: [
-            { service: 'compute', method: 'GET', path: '/v2.1/os-services' },
-            { service: 'placement', method: 'GET', path: '/resource_providers/*/inventories' },
+            { service: 'compute', method: 'GET', path: '/compute/v2.1/os-services' },
+            { service: 'placement', method: 'GET', path: '/placement/resource_providers/*/inventories' },
           ],
         },
       },
