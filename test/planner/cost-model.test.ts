@@ -2,7 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { estimateMigrationSeconds } from '../../src/planner/cost-model.js';
 import { DEFAULT_POLICY } from '../../src/policy/defaults.js';
 
-const model = { ...DEFAULT_POLICY.costModel, bandwidthMBps: 1000, overheadSeconds: 5, stopCopyThresholdMB: 64 };
+const model = {
+  ...DEFAULT_POLICY.costModel,
+  bandwidthMBps: 1000,
+  overheadSeconds: 5,
+  stopCopyThresholdMB: 64,
+};
 
 describe('pre-copy migration cost model', () => {
   it('an idle server costs one copy of its RAM plus the overhead', () => {

@@ -37,7 +37,16 @@ describe('aicerine plan', () => {
   });
 
   it('prints plan JSON that parses and passes the checker', async () => {
-    const { stdout, code } = await aicerine('plan', '--snapshot', example, '--json', '--mode', 'pack', '--max-moves', '30');
+    const { stdout, code } = await aicerine(
+      'plan',
+      '--snapshot',
+      example,
+      '--json',
+      '--mode',
+      'pack',
+      '--max-moves',
+      '30',
+    );
     expect(code).toBe(0);
     const plan = parsePlan(JSON.parse(stdout));
     expect(plan.mode).toBe('pack');
