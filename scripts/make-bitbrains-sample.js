@@ -11,7 +11,8 @@ const VMS = 300;
 const DAYS = 7;
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const source = process.argv[2] ?? resolve(root, '../shared/traces/bitbrains-rnd/derived/hourly_2013-8.csv.gz');
+const source =
+  process.argv[2] ?? resolve(root, '../shared/traces/bitbrains-rnd/derived/hourly_2013-8.csv.gz');
 const out = process.argv[3] ?? resolve(root, 'data/bitbrains-sample/hourly-sample.csv.gz');
 
 const lines = gunzipSync(readFileSync(source)).toString('utf8').split('\n');
