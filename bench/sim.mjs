@@ -51,9 +51,19 @@ const session = await openSession({
   },
   prometheusUrl: `${sim.url}/prometheus`,
 });
-const { snapshot } = await recordSnapshot(session);
+const steps = [];
+let last = performance.now();
+const { snapshot } = await recordSnapshot(session, {
+  onProgress: (step) => {
+    const now = performance.now();
+    steps.push(`${step} ${Math.round(now - last)} ms`);
+    last = now;
+  },
+});
 const recordMs = performance.now() - t;
 console.log(
   `record: ${snapshot.hosts.length} hosts, ${snapshot.servers.length} servers in ${(recordMs / 1000).toFixed(1)} s; ${session.stats.summary()}; rss ${mb()} MiB`,
 );
+// Each step's time is printed against the step that follows it (onProgress marks starts).
+console.log(`  time before each step: ${steps.join(', ')}`);
 await sim.close();

@@ -18,6 +18,7 @@ interface DemoFlags {
   speed: string;
   synth?: string;
   moves: string;
+  json?: boolean;
 }
 
 export function register(program: Command): void {
@@ -33,6 +34,7 @@ export function register(program: Command): void {
       demoSynthSpec(),
     )
     .option('--moves <n>', 'most moves to show per aggregate', '12')
+    .option('--json', 'print the whole plan (aicerine-plan/1) as JSON instead of the table')
     .action(async (flags: DemoFlags) => {
       const out = process.stdout;
       const port = Number(flags.port);
@@ -83,7 +85,11 @@ export function register(program: Command): void {
         );
         for (const w of recorded.warnings) out.write(`  note: ${w}\n`);
         const plan = planSnapshot(snap, DEFAULT_POLICY, { now: () => Date.now() });
-        out.write(`\n${formatPlan(plan, { maxMovesShown: shown })}`);
+        out.write(
+          flags.json
+            ? `${JSON.stringify(plan, null, 2)}\n`
+            : `\n${formatPlan(plan, { maxMovesShown: shown })}`,
+        );
         out.write(`\nDone in ${((Date.now() - started) / 1000).toFixed(1)} s.\n`);
         if (!flags.keep) {
           out.write(

@@ -27,6 +27,21 @@ describe('aicerine demo', () => {
     expect(out).toContain('aicerine demo --keep');
   });
 
+  it('prints the plan document with --json', async () => {
+    let out = '';
+    vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      out += String(chunk);
+      return true;
+    });
+    const program = new Command().exitOverride();
+    register(program);
+    await program.parseAsync(['demo', '--synth', '8,120,4,6,2,1', '--json'], { from: 'user' });
+    const json = out.slice(out.indexOf('\n{') + 1, out.indexOf('\nDone in'));
+    const plan = JSON.parse(json) as { format: string; aggregates: { moves: unknown[] }[] };
+    expect(plan.format).toBe('aicerine-plan/1');
+    expect(plan.aggregates.length).toBeGreaterThan(0);
+  });
+
   it('refuses a bad option before starting anything', async () => {
     const program = new Command().exitOverride();
     register(program);
