@@ -182,7 +182,7 @@ export async function recordSnapshot(session: CloudSession, opts: RecordOptions 
 
   const hosts: Host[] = [];
   const sortedServices = [...services].sort((a, b) => a.host.localeCompare(b.host));
-  const placementData = await mapLimit(sortedServices, 8, async (svc) => {
+  const placementData = await mapLimit(sortedServices, 16, async (svc) => {
     const rp = rpOfHost.get(svc.host);
     if (!rp) return undefined;
     const [inv, usage] = await Promise.all([placement.getInventories(rp.uuid), placement.getUsages(rp.uuid)]);

@@ -35,7 +35,7 @@ export async function writeJsonFile(path: string, doc: unknown): Promise<void> {
 export function encodeJson(path: string, doc: unknown): Buffer {
   const text = `${JSON.stringify(doc, null, 2)}\n`;
   // mtime 0 in the gzip header (zlib's default) keeps the bytes reproducible.
-  return path.endsWith('.gz') ? gzipSync(text, { level: 9 }) : Buffer.from(text, 'utf8');
+  return path.endsWith('.gz') ? gzipSync(text, { level: 6 }) : Buffer.from(text, 'utf8');
 }
 
 function isGzip(buf: Buffer): boolean {

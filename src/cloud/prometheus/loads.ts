@@ -36,11 +36,19 @@ export interface LoadedMetrics {
   health: MetricsHealth;
 }
 
+// Compiled once per rule: a record of a large cloud extracts hundreds of thousands of labels.
+const patterns = new WeakMap<MetricRule, RegExp>();
+
 function extract(rule: MetricRule, s: Sample): string | undefined {
   const raw = s.labels[rule.label];
   if (raw === undefined) return undefined;
   if (!rule.labelPattern) return raw;
-  const m = new RegExp(rule.labelPattern).exec(raw);
+  let re = patterns.get(rule);
+  if (re === undefined) {
+    re = new RegExp(rule.labelPattern);
+    patterns.set(rule, re);
+  }
+  const m = re.exec(raw);
   return m ? (m[1] ?? m[0]) : undefined;
 }
 
@@ -75,13 +83,19 @@ export async function loadMetrics(
   const problems: string[] = [];
   const oldest = at.getTime() / 1000 - policy.maxAgeSeconds;
 
-  for (const rule of policy.rules) {
-    const [values, stamps] = await Promise.all([
-      prom.query(rule.query, at),
-      // timestamp() gives each series' own sample time; for computed series it is the
-      // evaluation time, where Prometheus's lookback already bounds staleness.
-      prom.query(`timestamp(${rule.query})`, at),
-    ]);
+  // All rules' queries at once: they are independent, and Prometheus answers them in parallel.
+  const answers = await Promise.all(
+    policy.rules.map((rule) =>
+      Promise.all([
+        prom.query(rule.query, at),
+        // timestamp() gives each series' own sample time; for computed series it is the
+        // evaluation time, where Prometheus's lookback already bounds staleness.
+        prom.query(`timestamp(${rule.query})`, at),
+      ]),
+    ),
+  );
+  for (const [r, rule] of policy.rules.entries()) {
+    const [values, stamps] = answers[r]!;
     const resolve = resolver(rule, targets);
     const stampOf = new Map<string, number>();
     for (const s of stamps.samples) {
