@@ -74,7 +74,9 @@ export function spread(ctx: PlanContext): void {
     const soft = softGroupPenaltyDelta(state, ctx.policy, c.server, c.to);
     const group = state.servers[c.server]!.group;
     const softNote =
-      soft < 0 ? `; fewer violations of ${state.groups[group]!.policy} group ${state.groups[group]!.name}` : '';
+      soft < 0
+        ? `; fewer violations of ${state.groups[group]!.policy} group ${state.groups[group]!.name}`
+        : '';
     const move = ctx.record(c.server, c.to, 'spread', '');
     move.reason = `${reason}; imbalance ${before.toFixed(4)} -> ${state.imbalance(pick).toFixed(4)}${softNote}`;
     queues[pick]!.version++;
