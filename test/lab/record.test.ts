@@ -85,7 +85,7 @@ describe('record against the lab', () => {
     });
     expect([...(group?.members ?? [])].sort()).toEqual(
       servers
-        .filter((x) => x.name.includes('-db'))
+        .filter((x) => x.name.startsWith(`${P}-db`))
         .map((x) => x.id)
         .sort(),
     );
