@@ -5,5 +5,7 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     exclude: ['test/lab/**', 'node_modules/**'],
     testTimeout: 30_000,
+    // The JSON report lets .ci/run print one plain "N passed, N failed" line for both suites.
+    reporters: ['default', ['json', { outputFile: '.test-results/unit.json' }]],
   },
 });

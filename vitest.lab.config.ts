@@ -10,6 +10,7 @@ export default defineConfig({
     testTimeout: 180_000,
     hookTimeout: 300_000,
     fileParallelism: false,
+    reporters: ['default', ['json', { outputFile: '.test-results/lab.json' }]],
     sequence: { concurrent: false },
   },
 });
