@@ -1,26 +1,11 @@
 // JSON documents on disk, plain or gzip-compressed, with deterministic bytes on write.
-import { readFile, writeFile } from 'node:fs/promises';
-import { gunzipSync, gzipSync } from 'node:zlib';
+import { writeFile } from 'node:fs/promises';
+import { gzipSync } from 'node:zlib';
 import { InputError } from '../errors.js';
+import { readTextFile } from './text-file.js';
 
 export async function readJsonFile(path: string): Promise<unknown> {
-  let raw: Buffer;
-  try {
-    raw = await readFile(path);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    throw new InputError([
-      { file: path, path: '', message: code === 'ENOENT' ? 'no such file' : `cannot read (${code})` },
-    ]);
-  }
-  let text: string;
-  try {
-    text = isGzip(raw) ? gunzipSync(raw).toString('utf8') : raw.toString('utf8');
-  } catch {
-    throw new InputError([
-      { file: path, path: '', message: 'looks gzip-compressed but does not decompress' },
-    ]);
-  }
+  const text = await readTextFile(path);
   try {
     return JSON.parse(text);
   } catch (err) {
@@ -36,8 +21,4 @@ export function encodeJson(path: string, doc: unknown): Buffer {
   const text = `${JSON.stringify(doc, null, 2)}\n`;
   // mtime 0 in the gzip header (zlib's default) keeps the bytes reproducible.
   return path.endsWith('.gz') ? gzipSync(text, { level: 6 }) : Buffer.from(text, 'utf8');
-}
-
-function isGzip(buf: Buffer): boolean {
-  return buf.length >= 2 && buf[0] === 0x1f && buf[1] === 0x8b;
 }

@@ -1,10 +1,10 @@
 // A user's policy file (YAML or JSON): validated strictly (an unknown key is a typo, not a
 // wish), merged over DEFAULT_POLICY, and compiled into the Policy the planner reads.
-import { readFile } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { InputError } from '../errors.js';
 import { nonEmpty, nonNeg, nonNegInt, posInt, positive, toInputIssues } from '../formats/schema-helpers.js';
+import { readTextFile } from '../formats/text-file.js';
 import { PLAN_MODES } from '../model/plan.js';
 import { DEFAULT_POLICY } from './defaults.js';
 import type { Policy } from './types.js';
@@ -111,15 +111,7 @@ export function compilePolicy(doc: unknown, file?: string): Policy {
 }
 
 export async function loadPolicyFile(path: string): Promise<Policy> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    throw new InputError([
-      { file: path, path: '', message: code === 'ENOENT' ? 'no such file' : `cannot read (${code})` },
-    ]);
-  }
+  const text = await readTextFile(path);
   let doc: unknown;
   try {
     doc = parseYaml(text);

@@ -1,11 +1,11 @@
 // Reader of the Bitbrains GWA-T-12 "Rnd" VM traces (../shared/traces/bitbrains-rnd/SOURCE.md):
 // the derived hourly CSV and the original per-VM 5-minute CSVs, both turned into hourly series.
 import { existsSync, type Stats } from 'node:fs';
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { gunzipSync } from 'node:zlib';
 import { InputError } from '../errors.js';
+import { readTextFile } from '../formats/text-file.js';
 
 /** One VM's utilisation history at a fixed step. */
 export interface VmSeries {
@@ -56,7 +56,7 @@ interface Sample {
 
 /** Reads the derived hourly CSV (`.csv` or `.csv.gz`): one row per VM and hour. */
 export async function loadBitbrainsHourly(path: string): Promise<VmSeries[]> {
-  const text = await readText(path);
+  const text = await readTextFile(path);
   const lines = text.split('\n');
   const header = (lines[0] ?? '').trim().split(',');
   const col = {} as Record<(typeof HOURLY_COLUMNS)[number], number>;
@@ -121,7 +121,7 @@ export async function loadBitbrainsRaw(dir: string): Promise<VmSeries[]> {
   const out: VmSeries[] = [];
   for (const { name, id } of files) {
     const file = join(dir, name);
-    out.push(toSeries(id, hourlyBuckets(parseRawCsv(await readText(file), file)), file));
+    out.push(toSeries(id, hourlyBuckets(parseRawCsv(await readTextFile(file), file)), file));
   }
   return out;
 }
@@ -267,28 +267,6 @@ function parseField(raw: string | undefined, file: string, line: number, name: s
     ]);
   }
   return v;
-}
-
-async function readText(path: string): Promise<string> {
-  let raw: Buffer;
-  try {
-    raw = await readFile(path);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    throw new InputError([
-      { file: path, path: '', message: code === 'ENOENT' ? 'no such file' : `cannot read (${code})` },
-    ]);
-  }
-  if (raw.length >= 2 && raw[0] === 0x1f && raw[1] === 0x8b) {
-    try {
-      return gunzipSync(raw).toString('utf8');
-    } catch {
-      throw new InputError([
-        { file: path, path: '', message: 'looks gzip-compressed but does not decompress' },
-      ]);
-    }
-  }
-  return raw.toString('utf8');
 }
 
 function compareIds(a: string, b: string): number {
