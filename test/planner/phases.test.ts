@@ -238,3 +238,61 @@ describe('waves', () => {
     expect(a).toBe(b);
   });
 });
+
+describe('aggregates and budget', () => {
+  it('shares one budget across aggregates, evacuations first everywhere', () => {
+    const snap = cluster(
+      [
+        host('g1', { aggregates: ['gold'], status: 'disabled' }),
+        host('g2', { aggregates: ['gold'] }),
+        host('s1', { aggregates: ['silver'] }),
+        host('s2', { aggregates: ['silver'] }),
+      ],
+      [
+        server('e1', 'g1'),
+        ...Array.from({ length: 6 }, (_, i) => server(`hot${i}`, 's1', { vcpus: 1, cpu: 2, memMB: 3000 })),
+      ],
+    );
+    const plan = planChecked(snap, policyWith({ budget: { maxMoves: 2 } }));
+    expect(moves(plan)).toHaveLength(2);
+    expect(plan.aggregates.find((a) => a.name === 'gold')!.moves.map((m) => m.phase)).toEqual(['evacuate']);
+  });
+
+  it('notes the servers an evacuation leaves when the budget runs out', () => {
+    const snap = cluster(
+      [host('a', { status: 'disabled' }), host('b')],
+      [server('s1', 'a'), server('s2', 'a'), server('s3', 'a')],
+    );
+    const plan = planChecked(snap, policyWith({ budget: { maxMoves: 1 } }));
+    expect(moves(plan)).toHaveLength(1);
+    expect(unresolved(plan).join('\n')).toMatch(/a: move budget spent with 2 servers still to evacuate/);
+  });
+
+  it('plans only the aggregates the policy names, the other hosts forming _unassigned_', () => {
+    const snap = cluster(
+      [
+        host('a', { aggregates: ['gold'], status: 'disabled' }),
+        host('b', { aggregates: ['gold'] }),
+        host('c', { aggregates: ['silver'] }),
+      ],
+      [server('s1', 'a')],
+    );
+    const plan = planChecked(snap, policyWith({ aggregates: ['gold'] }));
+    expect(plan.aggregates.map((a) => a.name)).toEqual(['gold', '_unassigned_']);
+    expect(moves(plan).map((m) => m.to)).toEqual(['b']);
+  });
+
+  it('never moves servers of a host that is down: they need evacuate, not live migration', () => {
+    const snap = cluster([host('a', { state: 'down' }), host('b')], [server('s1', 'a', { cpu: 8 })]);
+    const plan = planChecked(snap);
+    expect(moves(plan)).toEqual([]);
+  });
+
+  it('counts DISK_GB capacity when the destination inventories it', () => {
+    const snap = cluster([host('a', { status: 'disabled' }), host('b')], [server('s1', 'a')]);
+    snap.hosts[1]!.inventory.DISK_GB = { total: 5, reserved: 0, allocationRatio: 1 };
+    const plan = planChecked(snap);
+    expect(moves(plan)).toEqual([]);
+    expect(unresolved(plan).join('\n')).toMatch(/capacity/);
+  });
+});
