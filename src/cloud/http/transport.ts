@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { type CircuitBreakerPolicy, isBrokenCircuitError } from 'cockatiel';
-import { Agent, type Dispatcher, fetch as undiciFetch } from 'undici';
+import { Agent, type Dispatcher, request as undiciRequest } from 'undici';
 import { CloudError } from '../errors.js';
 import { type Logger, silentLogger } from '../log.js';
 import {
@@ -57,6 +57,15 @@ function responseRequestId(h: Headers): string | undefined {
 }
 
 /** The URL without its query string: query values may hold markers but never secrets; keep logs short. */
+function toHeaders(raw: Record<string, string | string[] | undefined>): Headers {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(raw)) {
+    if (Array.isArray(value)) for (const v of value) headers.append(name, v);
+    else if (value !== undefined) headers.set(name, value);
+  }
+  return headers;
+}
+
 function logUrl(url: string): string {
   const u = new URL(url);
   return `${u.origin}${u.pathname}${u.search ? '?…' : ''}`;
@@ -152,21 +161,25 @@ export class HttpTransport {
       body = JSON.stringify(req.body);
     }
     const started = Date.now();
-    let res: Awaited<ReturnType<typeof undiciFetch>>;
+    // undici's request() rather than fetch(): the same connection pool at about half the
+    // per-call overhead, which shows when a record reads Placement twice per host.
+    let res: Awaited<ReturnType<typeof undiciRequest>>;
+    let text: string;
     try {
-      res = await undiciFetch(req.url, {
-        method: req.method,
+      res = await undiciRequest(req.url, {
+        method: req.method as Dispatcher.HttpMethod,
         headers,
         ...(body === undefined ? {} : { body }),
         signal: AbortSignal.timeout(req.timeoutMs ?? this.timeoutMs),
         ...(this.dispatcher ? { dispatcher: this.dispatcher } : {}),
       });
+      text = await res.body.text();
     } catch (e) {
-      const err = e as Error & { cause?: { code?: string; message?: string } };
+      const err = e as Error & { code?: string; cause?: { code?: string; message?: string } };
       const timedOut = err.name === 'TimeoutError' || err.name === 'AbortError';
       const detail = timedOut
         ? `no answer within ${req.timeoutMs ?? this.timeoutMs} ms`
-        : (err.cause?.code ?? err.cause?.message ?? err.message);
+        : (err.cause?.code ?? err.code ?? err.cause?.message ?? err.message);
       this.logger.warn(`${req.method} ${logUrl(req.url)} failed`, { requestId, attempt, detail });
       throw new TransientFailure(
         detail,
@@ -177,8 +190,8 @@ export class HttpTransport {
         ),
       );
     }
-    const text = await res.text();
-    const ctype = res.headers.get('content-type') ?? '';
+    const responseHeaders = toHeaders(res.headers);
+    const ctype = responseHeaders.get('content-type') ?? '';
     let parsed: unknown = text;
     if (text !== '' && ctype.includes('json')) {
       try {
@@ -187,16 +200,16 @@ export class HttpTransport {
         parsed = text;
       }
     }
-    const answerId = responseRequestId(res.headers as unknown as Headers);
-    this.logger.debug(`${req.method} ${logUrl(req.url)} -> ${res.status}`, {
+    const answerId = responseRequestId(responseHeaders);
+    this.logger.debug(`${req.method} ${logUrl(req.url)} -> ${res.statusCode}`, {
       requestId,
       answerId,
       attempt,
       ms: Date.now() - started,
     });
     return {
-      status: res.status,
-      headers: res.headers as unknown as Headers,
+      status: res.statusCode,
+      headers: responseHeaders,
       body: parsed,
       requestId: answerId ?? requestId,
       url: req.url,
