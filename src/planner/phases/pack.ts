@@ -21,17 +21,13 @@ export function pack(ctx: PlanContext): void {
       const servers = [...state.on[host]!];
       if (servers.length > ctx.budgetLeft || !servers.every((s) => ctx.movable(s))) continue;
       servers.sort((a, b) => bulk(state, b) - bulk(state, a) || a - b);
+      const reason = `freeing ${state.hosts[host]!.name} (${servers.length} servers, ${Math.round(fill(state, host) * 100)}% allocated before)`;
       drained.add(host);
       let done = 0;
       for (const s of servers) {
         const to = bestFit(ctx, s, agg.hosts, drained);
         if (to < 0) break;
-        ctx.record(
-          s,
-          to,
-          'pack',
-          `freeing ${state.hosts[host]!.name} (${servers.length} servers, ${Math.round(fill(state, host) * 100)}% allocated before)`,
-        );
+        ctx.record(s, to, 'pack', reason);
         done++;
       }
       if (done < servers.length) {
