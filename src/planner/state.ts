@@ -88,10 +88,13 @@ export class ClusterState {
   readonly s2: Float64Array;
   readonly moved: Uint8Array;
   private readonly history: AppliedMove[] = [];
+  /** Reused by imbalanceAfter, which runs once per candidate destination. */
+  private readonly scratch: Float64Array;
 
   constructor(snapshot: Snapshot, policy: Policy) {
     this.dims = policy.dimensions;
     const D = this.dims.length;
+    this.scratch = new Float64Array(2 * D);
     const planned = plannedAggregates(snapshot, policy);
     const aggIndex = new Map<string, number>();
     for (const name of planned) {
@@ -215,35 +218,8 @@ export class ClusterState {
    * Imbalance of the aggregate if `server` moved to `to`, without applying it: O(dimensions).
    */
   imbalanceAfter(server: number, to: number): number {
-    const from = this.at[server]!;
-    const agg = this.hosts[from]!.aggregate;
-    const n = this.aggregates[agg]!.counted.length;
-    if (n === 0) return 0;
-    const s = this.servers[server]!;
-    const fromCounted = this.hosts[from]!.usable;
-    const toCounted = this.hosts[to]!.usable;
-    let total = 0;
-    for (let d = 0; d < this.D; d++) {
-      let s1 = this.s1[agg * this.D + d]!;
-      let s2 = this.s2[agg * this.D + d]!;
-      const l = s.load[d]!;
-      if (fromCounted) {
-        const u = this.util(from, d);
-        const p = this.hosts[from]!.phys[d]!;
-        const nu = p > 0 ? u - l / p : 0;
-        s1 += nu - u;
-        s2 += nu * nu - u * u;
-      }
-      if (toCounted) {
-        const u = this.util(to, d);
-        const p = this.hosts[to]!.phys[d]!;
-        const nu = p > 0 ? u + l / p : 0;
-        s1 += nu - u;
-        s2 += nu * nu - u * u;
-      }
-      total += this.dims[d]!.weight * stddev(s1, s2, n);
-    }
-    return total;
+    this.sumsWithoutServer(server, this.scratch);
+    return this.imbalanceWithArrival(this.scratch, server, to);
   }
 
   /**
@@ -276,6 +252,7 @@ export class ClusterState {
     const h = this.hosts[to]!;
     const D = this.D;
     const n = this.aggregates[h.aggregate]!.counted.length;
+    if (n === 0) return 0;
     const l = this.servers[server]!.load;
     let total = 0;
     for (let d = 0; d < D; d++) {

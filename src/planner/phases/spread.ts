@@ -8,7 +8,7 @@ import { getOrCreate } from '../../util/maps.js';
 import { firstRejection } from '../constraints/index.js';
 import type { PlanContext } from '../context.js';
 import { hostUtil } from '../describe.js';
-import { hostsWeighed, softGroupPenaltyDelta } from '../objectives/move-score.js';
+import { scoreMove, softGroupPenaltyDelta } from '../objectives/move-score.js';
 
 const HOT_SOURCES = 6;
 const COOL_DESTINATIONS = 8;
@@ -94,7 +94,6 @@ function nextBest(
   if (state.imbalance(agg) <= policy.spread.targetImbalance) return null;
   let widen = 1;
   if (q.builtAt < 0 || q.version - q.builtAt >= REBUILD_EVERY) rebuild(ctx, agg, q, widen, room);
-  const sums = new Float64Array(2 * state.D);
   for (;;) {
     const c = q.heap.pop();
     if (c === undefined) {
@@ -111,14 +110,7 @@ function nextBest(
       continue;
     }
     if (!ctx.movable(c.server) || !hasRoom(ctx, c.server, c.to)) continue;
-    state.sumsWithoutServer(c.server, sums);
-    c.net = netGain(
-      ctx,
-      c.server,
-      c.to,
-      state.imbalance(agg),
-      state.imbalanceWithArrival(sums, c.server, c.to),
-    );
+    c.net = scoreMove(state, policy, c.server, c.to, state.imbalance(agg)).net;
     c.version = q.version;
     if (c.net >= policy.minGain) q.heap.push(c);
   }
@@ -139,16 +131,6 @@ function rebuild(
 function hasRoom(ctx: PlanContext, server: number, to: number): boolean {
   const a = ctx.state.servers[server]!.alloc;
   return a[0]! <= ctx.state.free(to, 0) && a[1]! <= ctx.state.free(to, 1);
-}
-
-function netGain(ctx: PlanContext, server: number, to: number, current: number, after: number): number {
-  const { state, policy } = ctx;
-  const sv = state.servers[server]!;
-  let net = (current - after) * hostsWeighed(state, server) - policy.migrationCostPerSecond * sv.estSeconds;
-  if (sv.group >= 0 && state.groups[sv.group]!.policy.startsWith('soft-')) {
-    net -= softGroupPenaltyDelta(state, policy, server, to);
-  }
-  return net;
 }
 
 /** The smallest VCPU and MEMORY_MB a movable server of the aggregate asks for: a host with less can take none. */
