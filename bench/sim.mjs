@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { recordSnapshot } from '../dist/cloud/record.js';
 import { openSession } from '../dist/cloud/session.js';
 import { SimClock } from '../dist/sim/clock.js';
+import { simAdminConfig } from '../dist/sim/connect-info.js';
 import { startSimServer } from '../dist/sim/http/server.js';
 import { generatedLoadModel } from '../dist/sim/load.js';
 import { SimCloud } from '../dist/sim/model.js';
@@ -66,21 +67,7 @@ if (separate) {
 
 const t = performance.now();
 const session = await openSession({
-  config: {
-    name: 'bench',
-    method: 'password',
-    auth: {
-      authUrl: sim.authUrl,
-      username: 'admin',
-      password: separate ? 'secret' : 'pw',
-      userDomainName: 'Default',
-      projectName: 'admin',
-      projectDomainName: 'Default',
-    },
-    interface: 'public',
-    insecure: false,
-    origin: 'bench',
-  },
+  config: simAdminConfig(sim.authUrl, separate ? 'secret' : 'pw', 'bench'),
   prometheusUrl: `${sim.url}/prometheus`,
 });
 const steps = [];

@@ -1,3 +1,5 @@
+import type { CloudConfig } from '../cloud/auth/config.js';
+
 // What a user needs to point clients at a running simulator: a clouds.yaml entry and OS_*
 // variables, for the admin user and project.
 export interface ConnectInfo {
@@ -40,4 +42,24 @@ export function envExports(c: ConnectInfo): string {
     'export OS_AUTH_TYPE=password',
     '',
   ].join('\n');
+}
+
+/** The admin client configuration for a running simulator: what `aicerine demo`, the contract tests and the bench connect with. */
+export function simAdminConfig(authUrl: string, password: string, origin: string): CloudConfig {
+  return {
+    name: 'aicerine-sim',
+    method: 'password',
+    auth: {
+      authUrl,
+      username: 'admin',
+      password,
+      userDomainName: 'Default',
+      projectName: 'admin',
+      projectDomainName: 'Default',
+    },
+    regionName: 'RegionOne',
+    interface: 'public',
+    insecure: false,
+    origin,
+  };
 }

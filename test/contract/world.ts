@@ -5,6 +5,7 @@
 import type { CloudSession } from '../../src/cloud/session.js';
 import { openSession } from '../../src/cloud/session.js';
 import type { Host, Server, Snapshot } from '../../src/model/snapshot.js';
+import { simAdminConfig } from '../../src/sim/connect-info.js';
 import { type SimServerHandle, startSimServer } from '../../src/sim/http/server.js';
 import { staticLoadModel } from '../../src/sim/load.js';
 import { SimCloud } from '../../src/sim/model.js';
@@ -113,22 +114,7 @@ async function openSimWorld(): Promise<World> {
   const cloud = new SimCloud(snap, { load: staticLoadModel() });
   const sim: SimServerHandle = await startSimServer({ cloud, password: 'secret' });
   const session = await openSession({
-    config: {
-      name: 'aicerine-sim',
-      method: 'password',
-      auth: {
-        authUrl: sim.authUrl,
-        username: 'admin',
-        password: 'secret',
-        userDomainName: 'Default',
-        projectName: 'admin',
-        projectDomainName: 'Default',
-      },
-      regionName: 'RegionOne',
-      interface: 'public',
-      insecure: false,
-      origin: 'contract test (simulator)',
-    },
+    config: simAdminConfig(sim.authUrl, 'secret', 'contract test (simulator)'),
     prometheusUrl: `${sim.url}/prometheus`,
   });
   const fx = (s: Server): FixtureServer => ({ id: s.id, name: s.name, host: s.host });

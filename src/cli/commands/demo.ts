@@ -6,7 +6,7 @@ import { recordSnapshot } from '../../cloud/record.js';
 import { openSession } from '../../cloud/session.js';
 import { planSnapshot } from '../../planner/index.js';
 import { DEFAULT_POLICY } from '../../policy/defaults.js';
-import { cloudsYaml, envExports } from '../../sim/connect-info.js';
+import { cloudsYaml, envExports, simAdminConfig } from '../../sim/connect-info.js';
 import { demoSynthSpec } from '../../sim/demo-cloud.js';
 import { startSimServer } from '../../sim/http/server.js';
 import { setupSim } from '../../sim/setup.js';
@@ -58,22 +58,7 @@ export function register(program: Command): void {
             `disabled for maintenance: ${disabled.join(', ') || 'none'}\nLoad: ${cloud.load.description}\n\n`,
         );
         const session = await openSession({
-          config: {
-            name: 'aicerine-demo',
-            method: 'password',
-            auth: {
-              authUrl: sim.authUrl,
-              username: 'admin',
-              password,
-              userDomainName: 'Default',
-              projectName: 'admin',
-              projectDomainName: 'Default',
-            },
-            regionName: 'RegionOne',
-            interface: 'public',
-            insecure: false,
-            origin: 'aicerine demo',
-          },
+          config: simAdminConfig(sim.authUrl, password, 'aicerine demo'),
           prometheusUrl: `${sim.url}/prometheus`,
           logger: createLogger({ level: 'warn' }),
         });

@@ -1,11 +1,11 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Command } from 'commander';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { register } from '../../../src/cli/commands/check-plan.js';
 import type { Plan } from '../../../src/model/plan.js';
 import { move, plan, threeHosts } from '../../checker/fixtures.js';
+import { runCommand } from '../../fixtures/cli.js';
 
 let dir = '';
 beforeAll(async () => {
@@ -28,17 +28,11 @@ async function run(
   const planFile = join(dir, 'plan.json');
   await writeFile(snapshotFile, JSON.stringify(snap));
   await writeFile(planFile, JSON.stringify(p));
-  let out = '';
-  vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    out += String(chunk);
-    return true;
-  });
-  const program = new Command().exitOverride();
-  register(program);
-  await program.parseAsync(['check-plan', '--snapshot', snapshotFile, '--plan', planFile, ...extra], {
-    from: 'user',
-  });
-  return { out, exitCode: process.exitCode };
+  const { out, exitCode } = await runCommand(
+    [register],
+    ['check-plan', '--snapshot', snapshotFile, '--plan', planFile, ...extra],
+  );
+  return { out, exitCode };
 }
 
 const snap = threeHosts({ h3: { status: 'disabled' } });

@@ -2,6 +2,7 @@ import { Command } from 'commander';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { register } from '../../../src/cli/commands/demo.js';
 import { register as registerSim } from '../../../src/cli/commands/sim.js';
+import { runCommand } from '../../fixtures/cli.js';
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -9,14 +10,7 @@ afterEach(() => {
 
 describe('aicerine demo', () => {
   it('simulates a cloud, records it through the APIs, and prints a plan with reasons', async () => {
-    let out = '';
-    vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-      out += String(chunk);
-      return true;
-    });
-    const program = new Command().exitOverride();
-    register(program);
-    await program.parseAsync(['demo', '--synth', '12,240,8,5,2,1'], { from: 'user' });
+    const { out } = await runCommand([register], ['demo', '--synth', '12,240,8,5,2,1']);
     expect(out).toMatch(
       /Simulated cloud at http:\/\/127\.0\.0\.1:\d+: 12 hosts in 2 aggregates, 240 servers, 8 server groups/,
     );
@@ -28,14 +22,7 @@ describe('aicerine demo', () => {
   });
 
   it('prints the plan document with --json', async () => {
-    let out = '';
-    vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-      out += String(chunk);
-      return true;
-    });
-    const program = new Command().exitOverride();
-    register(program);
-    await program.parseAsync(['demo', '--synth', '8,120,4,6,2,1', '--json'], { from: 'user' });
+    const { out } = await runCommand([register], ['demo', '--synth', '8,120,4,6,2,1', '--json']);
     const json = out.slice(out.indexOf('\n{') + 1, out.indexOf('\nDone in'));
     const plan = JSON.parse(json) as { format: string; aggregates: { moves: unknown[] }[] };
     expect(plan.format).toBe('aicerine-plan/1');

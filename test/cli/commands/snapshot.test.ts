@@ -2,12 +2,12 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { Command } from 'commander';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { register } from '../../../src/cli/commands/snapshot.js';
 import { encodeJson } from '../../../src/formats/json-file.js';
 import { readSnapshot } from '../../../src/formats/snapshot-file.js';
 import { synthesizeSnapshot } from '../../../src/snapshot/synth.js';
+import { runCommand } from '../../fixtures/cli.js';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 const SAMPLE = join(ROOT, 'data/bitbrains-sample/hourly-sample.csv.gz');
@@ -25,19 +25,7 @@ afterEach(() => {
 });
 
 async function run(...args: string[]): Promise<{ out: string; err: string }> {
-  let out = '';
-  let err = '';
-  vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    out += String(chunk);
-    return true;
-  });
-  vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    err += String(chunk);
-    return true;
-  });
-  const program = new Command().exitOverride();
-  register(program);
-  await program.parseAsync(['snapshot', ...args], { from: 'user' });
+  const { out, err } = await runCommand([register], ['snapshot', ...args]);
   return { out, err };
 }
 
