@@ -2,8 +2,7 @@ import { InputError } from '../errors.js';
 import { PLAN_FORMAT, type Plan } from '../model/plan.js';
 import { readJsonFile, writeJsonFile } from './json-file.js';
 import { planSchema } from './plan-schema.js';
-import { toInputIssues } from './schema-helpers.js';
-import { refuseUnknownFormat } from './snapshot-file.js';
+import { refuseUnknownFormat, toInputIssues } from './schema-helpers.js';
 
 export function parsePlan(doc: unknown, file?: string): Plan {
   refuseUnknownFormat(doc, PLAN_FORMAT, file);

@@ -1,7 +1,7 @@
 // Small schema builders whose messages read like the issue text operators see:
 // "expected a positive integer".
 import { z } from 'zod';
-import { describeValue, formatPath, type InputIssue } from '../errors.js';
+import { describeValue, formatPath, InputError, type InputIssue } from '../errors.js';
 
 export const posInt = (): z.ZodNumber => {
   const m = { error: 'expected a positive integer' };
@@ -51,4 +51,25 @@ function lookup(input: unknown, path: readonly PropertyKey[]): unknown {
     cur = (cur as Record<PropertyKey, unknown>)[key];
   }
   return cur;
+}
+
+/** A document of another format or version is refused before field checks, with one clear line. */
+export function refuseUnknownFormat(doc: unknown, expected: string, file?: string): void {
+  if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) {
+    throw new InputError([
+      { file, path: '', message: `expected a JSON object with "format": "${expected}"` },
+    ]);
+  }
+  const format = (doc as Record<string, unknown>).format;
+  if (format !== expected) {
+    throw new InputError([
+      {
+        file,
+        path: 'format',
+        message:
+          format === undefined ? `missing; expected "${expected}"` : `unknown format, expected "${expected}"`,
+        ...(format === undefined ? {} : { value: format }),
+      },
+    ]);
+  }
 }

@@ -1,7 +1,7 @@
 import { InputError } from '../errors.js';
 import { SNAPSHOT_FORMAT, type Snapshot } from '../model/snapshot.js';
 import { readJsonFile, writeJsonFile } from './json-file.js';
-import { toInputIssues } from './schema-helpers.js';
+import { refuseUnknownFormat, toInputIssues } from './schema-helpers.js';
 import { checkSnapshotConsistency } from './snapshot-consistency.js';
 import { snapshotSchema } from './snapshot-schema.js';
 
@@ -22,25 +22,4 @@ export async function readSnapshot(path: string): Promise<Snapshot> {
 
 export async function writeSnapshot(path: string, snapshot: Snapshot): Promise<void> {
   await writeJsonFile(path, snapshot);
-}
-
-/** A document of another format or version is refused before field checks, with one clear line. */
-export function refuseUnknownFormat(doc: unknown, expected: string, file?: string): void {
-  if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) {
-    throw new InputError([
-      { file, path: '', message: `expected a JSON object with "format": "${expected}"` },
-    ]);
-  }
-  const format = (doc as Record<string, unknown>).format;
-  if (format !== expected) {
-    throw new InputError([
-      {
-        file,
-        path: 'format',
-        message:
-          format === undefined ? `missing; expected "${expected}"` : `unknown format, expected "${expected}"`,
-        ...(format === undefined ? {} : { value: format }),
-      },
-    ]);
-  }
 }
