@@ -1,7 +1,7 @@
 // Maintenance windows: weekly ranges of wall-clock time in an IANA zone, and the pure
 // questions the control loop asks of them (open now? since when? until when? next when?).
 // The clock is always passed in. Grammar and DST rules: docs/configuration.md#maintenance-windows.
-import { addDays, knownZone, instantOf, localTime } from './zone.js';
+import { addDays, instantOf, knownZone, localTime } from './zone.js';
 
 export interface WeeklyWindow {
   /** As written, whitespace normalised: shown to operators. */

@@ -29,8 +29,11 @@ function wallMinutes(zone: string, instant: number): number {
   const key = `${zone}@${block}`;
   let off = offsets.get(key);
   if (off === undefined) {
-    const p = Object.fromEntries(f.formatToParts(new Date(block)).map((x) => [x.type, Number(x.value)]));
-    off = Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute) - block;
+    const p: Record<string, number> = Object.fromEntries(
+      f.formatToParts(new Date(block)).map((x) => [x.type, Number(x.value)]),
+    );
+    const n = (k: string) => p[k] ?? 0;
+    off = Date.UTC(n('year'), n('month') - 1, n('day'), n('hour'), n('minute')) - block;
     offsets.set(key, off);
   }
   return Math.floor((instant + off) / MIN);
