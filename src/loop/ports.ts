@@ -2,7 +2,7 @@
 // cloud, the store, the executor and a clock. The loop itself decides; these only remember and act.
 import type { Move, Plan } from '../model/plan.js';
 import type { MigrationRecord, Snapshot } from '../model/snapshot.js';
-import type { ReadProblems, HealthVerdict } from './health.js';
+import type { HealthVerdict, ReadProblems } from './health.js';
 import type { Cooldown, ServerHold } from './holds.js';
 
 export interface CloudRead {
@@ -65,7 +65,13 @@ export interface LoopStore {
   startedMovesEverywhere(since: Date): Promise<StartedMove[]>;
   /** When the aggregate's last execution ended (aggregate cooldown), or null. */
   lastExecutionEnded(aggregate: string): Promise<Date | null>;
-  audit(entry: { actor: string; action: string; target: string; detail: Record<string, unknown>; at: string }): Promise<void>;
+  audit(entry: {
+    actor: string;
+    action: string;
+    target: string;
+    detail: Record<string, unknown>;
+    at: string;
+  }): Promise<void>;
 }
 
 export interface ExecutionRequest {
