@@ -3,7 +3,7 @@
 // that is down or slow costs latency, not correctness. Aicerine binds a queue of its own to
 // Nova's exchange rather than consuming Nova's shared notification queues, which other tools may
 // read; the queue expires when nobody consumes it, so a stopped Aicerine leaves nothing growing.
-import { type Channel, type ChannelModel, connect, type ConsumeMessage } from 'amqplib';
+import { type Channel, type ChannelModel, type ConsumeMessage, connect } from 'amqplib';
 import { type NovaNotification, parseNotification } from './events.js';
 
 export interface NotificationListenerOptions {
