@@ -8,6 +8,7 @@ export interface JsonSchemaNode {
   description?: string;
   typeLabel?: string;
   properties?: Record<string, JsonSchemaNode>;
+  required?: string[];
   additionalProperties?: JsonSchemaNode | boolean;
   items?: JsonSchemaNode;
   anyOf?: JsonSchemaNode[];

@@ -139,7 +139,7 @@ export const aggregateSchema = z.strictObject({
     .describe(
       'the planner policy: a file path, or the same keys inline (docs/policy.md); replaces the inherited policy as a whole',
     )
-    .meta(typeLabel('path | policy')),
+    .meta(typeLabel('path or policy mapping')),
   vcpuRatio: z
     .strictObject({
       target: positive().describe('VCPU allocation ratio of a host that runs cool'),
@@ -169,18 +169,21 @@ export const aggregateSchema = z.strictObject({
       perDestinationHost: posInt().optional().describe('incoming live migrations per host'),
       perAggregate: posInt().optional().describe('live migrations in flight in the aggregate'),
     })
-    .optional(),
+    .optional()
+    .describe('how many live migrations may run at once'),
   approvals: z
     .strictObject({
       expireAfter: duration().describe('an approval not yet carried out lapses after this (assisted mode)'),
     })
-    .optional(),
+    .optional()
+    .describe('assisted mode: operator approvals of plans or moves'),
   cooldowns: z
     .strictObject({
       server: duration().optional().describe('a server moved is not moved again before this'),
       aggregate: duration().optional().describe('after an execution ends, the aggregate waits this long'),
     })
-    .optional(),
+    .optional()
+    .describe('quiet times that make oscillation impossible'),
   retry: z
     .strictObject({
       attempts: posInt().optional().describe('tries of one move before its server is quarantined'),
@@ -245,7 +248,8 @@ export const serviceSchema = z.strictObject({
           'the credential that live-migrates and writes ratios; required by assisted and active aggregates',
         ),
     })
-    .optional(),
+    .optional()
+    .describe('the credentials Aicerine runs with (references, not secrets)'),
   prometheus: z
     .strictObject({
       url: nonEmpty().describe('Prometheus base URL'),
@@ -277,7 +281,8 @@ export const serviceSchema = z.strictObject({
         .optional()
         .describe('how long records are kept'),
     })
-    .optional(),
+    .optional()
+    .describe('where plans, executions, approvals and the audit log are kept'),
   notifications: z
     .strictObject({
       rabbitmqUrl: nonEmpty().describe("amqp[s]://USER@HOST[:PORT]/VHOST of Nova's versioned notifications"),
@@ -291,7 +296,8 @@ export const serviceSchema = z.strictObject({
   paused: z.boolean().optional().describe('global pause: no aggregate starts a migration'),
   concurrency: z
     .strictObject({ global: posInt().optional().describe('live migrations in flight across all aggregates') })
-    .optional(),
+    .optional()
+    .describe('limits across all aggregates'),
   budgets: z
     .strictObject({
       perCycle: nonNegInt().optional().describe('moves started per cycle across all aggregates'),
