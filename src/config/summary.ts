@@ -5,7 +5,12 @@ import { type WeeklyWindow, windowState } from './windows.js';
 import { formatInZone } from './zone.js';
 
 const utc = (d: Date) => `${d.toISOString().slice(0, 16)}Z`;
-const both = (d: Date, zone: string) => `${formatInZone(d.getTime(), zone)} (${utc(d)})`;
+const UTC_ZONES = /^(Etc\/)?(UTC|UCT|GMT|Zulu|Universal)$/i;
+// In the window's own zone for the operator who wrote it, and in UTC for logs and other sites.
+const both = (d: Date, zone: string) =>
+  UTC_ZONES.test(zone)
+    ? formatInZone(d.getTime(), 'UTC').replace(/GMT(\+0)?$/, 'UTC')
+    : `${formatInZone(d.getTime(), zone)} (${utc(d)})`;
 
 function credential(r: CredentialRef | null): string {
   if (r === null) return 'none (observe only)';
