@@ -188,6 +188,22 @@ aggregate's.
 declare these in this file (\`windows\` per aggregate) and run \`check --config\`.
 `;
 
+const API = `## In code
+
+The service and its parts read the configuration through \`src/config\`; nothing downstream sees
+the YAML.
+
+| module | exports |
+|---|---|
+| \`load.ts\` | \`loadServiceConfig(path) -> { config: ServiceConfig, warnings, metricsPolicy }\` (throws \`InputError\` listing every problem), \`parseServiceConfig(doc, { file, baseDir })\` |
+| \`types.ts\` | \`ServiceConfig\` (with \`defaults\` and \`aggregates\`, each an \`AggregateConfig\` with the defaults merged and the policy compiled), \`AggregateConfig\`, \`CredentialRef\`, \`SecretSource\`, \`StoreConfig\`, \`RetentionConfig\`, durations in milliseconds |
+| \`aggregate.ts\` | \`aggregateConfig(config, name)\`: an aggregate's settings, the defaults when it is not listed |
+| \`windows.ts\` | \`parseWindow(text)\`, \`windowState(windows, now)\` (open, since, closesAt, nextOpensAt), \`timeLeftInWindow(windows, now)\`, \`occurrences(windows, from, to)\` |
+| \`budget.ts\` | \`budgetLeft(limits, startedAt, { now, cycleStartedAt, windowOpenedAt }, owner)\`, \`emergencyBudgetLeft(...)\`, \`tightestBudget(verdicts)\`: moves that may start now and the binding limit with its reason |
+| \`credentials.ts\` | \`sessionSourceFor(ref)\`: the \`openSession\` options for a credential reference |
+| \`duration.ts\` | \`parseDuration(text)\`, \`formatDuration(ms)\` |
+`;
+
 export function configReference(): string {
   const root = serviceJsonSchema();
   const service: Row[] = [];
@@ -212,5 +228,6 @@ Under \`defaults\` (inherited by every aggregate) and under \`aggregates.NAME\` 
 \`_unassigned_\` for hosts in none).
 
 ${table(aggregate)}
-`;
+
+${API}`;
 }
