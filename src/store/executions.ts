@@ -6,6 +6,7 @@ import type { StoreContext } from './backend.js';
 import { StoreError } from './errors.js';
 import { executionFromRow } from './journal.js';
 import { type Page, type PageRequest, pageLimit, toPage } from './paging.js';
+import { toMs } from './time.js';
 
 export interface ExecutionFilter {
   aggregate?: string;
@@ -39,12 +40,8 @@ export function createExecutionRepository(ctx: StoreContext): ExecutionRepositor
       if (filter.aggregate !== undefined) q = q.where('aggregate', '=', filter.aggregate);
       if (filter.state !== undefined) q = q.where('state', '=', filter.state);
       if (filter.planId !== undefined) q = q.where('plan_id', '=', filter.planId);
-      if (filter.startedFrom !== undefined) {
-        const from = Date.parse(filter.startedFrom);
-        if (!Number.isFinite(from))
-          throw new StoreError(`store: execution filter startedFrom is not a time: ${filter.startedFrom}`);
-        q = q.where('started_at', '>=', from);
-      }
+      if (filter.startedFrom !== undefined)
+        q = q.where('started_at', '>=', toMs(filter.startedFrom, 'execution filter startedFrom'));
       if (after !== null)
         q = q.where((eb) =>
           eb.or([
