@@ -253,11 +253,35 @@ export const MIGRATION_LOCK_TABLE = 'aicerine_migration_lock';
  * schema could lose data.
  */
 export async function migrateToLatest(db: Kysely<Database>, backend: StoreBackend): Promise<string[]> {
+  if (backend === 'mysql') return runMigrator(db, backend, false);
+  // Kysely's migration lock is a no-op on SQLite (it assumes one connection), so two processes
+  // opening a new file at once would both migrate. One IMMEDIATE transaction around the whole
+  // run makes the second wait (busy timeout) and then find the work done; DDL is transactional
+  // in SQLite, so a failed migration leaves nothing half-made.
+  return db.connection().execute(async (conn) => {
+    await sql`begin immediate`.execute(conn);
+    try {
+      const ran = await runMigrator(conn, backend, true);
+      await sql`commit`.execute(conn);
+      return ran;
+    } catch (err) {
+      await sql`rollback`.execute(conn);
+      throw err;
+    }
+  });
+}
+
+async function runMigrator(
+  db: Kysely<Database>,
+  backend: StoreBackend,
+  inOuterTransaction: boolean,
+): Promise<string[]> {
   const migrator = new Migrator({
     db,
     provider: { getMigrations: async () => storeMigrations(backend) },
     migrationTableName: MIGRATION_TABLE,
     migrationLockTableName: MIGRATION_LOCK_TABLE,
+    disableTransactions: inOuterTransaction,
   });
   const { error, results } = await migrator.migrateToLatest();
   if (error !== undefined) {
