@@ -2,7 +2,7 @@
 // moves, resume one (after a restart, reconciled with Nova first), or recover every execution
 // the journal holds as unfinished.
 import { randomUUID } from 'node:crypto';
-import { type ExecutionSummary, type ExecutorDeps, ExecutionRun, type RunWindow } from './execution.js';
+import { ExecutionRun, type ExecutionSummary, type ExecutorDeps, type RunWindow } from './execution.js';
 import type { ExecutionRecord, PlannedMove } from './journal.js';
 
 export type { ExecutionSummary, ExecutorDeps, RunCounters, RunWindow } from './execution.js';

@@ -72,9 +72,8 @@ export async function preflight(
     cloud.getComputeService(move.from),
     cloud.getComputeService(move.to),
   ]);
-  if (!source || !source.up || source.forcedDown) {
-    return refuse(`source ${move.from}: nova-compute is ${!source ? 'missing' : 'down'}`);
-  }
+  if (!source) return refuse(`source ${move.from} has no nova-compute service`);
+  if (!source.up || source.forcedDown) return refuse(`source ${move.from}: nova-compute is down`);
   if (!dest) return refuse(`destination ${move.to} has no nova-compute service`);
   if (dest.forcedDown) return refuse(`destination ${move.to}: nova-compute is forced down`);
   if (!dest.up) return refuse(`destination ${move.to}: nova-compute is down`);

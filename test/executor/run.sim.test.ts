@@ -1,8 +1,8 @@
 // The executor against the simulator over HTTP, through the real OpenStack clients: plans that
 // complete, concurrency limits seen from the simulator's own records, pre-flight refusals.
 import { afterEach, describe, expect, it } from 'vitest';
-import { MigrationSlots } from '../../src/executor/slots.js';
 import { resolveExecutorSettings } from '../../src/executor/settings.js';
+import { MigrationSlots } from '../../src/executor/slots.js';
 import {
   host,
   makeExecutor,
