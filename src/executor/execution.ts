@@ -128,6 +128,23 @@ export class ExecutionRun {
     this.log = deps.logger ?? silentLogger;
   }
 
+  get aggregate(): string {
+    return this.execution.aggregate;
+  }
+
+  /** Servers with a migration of this run in flight, and the hosts on both ends. */
+  inFlight(): { servers: string[]; hosts: string[] } {
+    const servers: string[] = [];
+    const hosts: string[] = [];
+    for (const step of this.tasks.keys()) {
+      const m = this.moves.get(step);
+      if (!m) continue;
+      servers.push(m.serverId);
+      hosts.push(m.from, m.to);
+    }
+    return { servers, hosts };
+  }
+
   async run(): Promise<ExecutionSummary> {
     const { clock, slots } = this.deps;
     for (const m of await this.deps.journal.listMoves(this.execution.id)) this.moves.set(m.step, m);

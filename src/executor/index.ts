@@ -11,6 +11,7 @@ export { FINAL_MOVE_STATES, MOVE_STATES } from './journal.js';
 export { MemoryJournal } from './memory-journal.js';
 export { OpenStackExecutorCloud } from './openstack-cloud.js';
 export * from './ports.js';
+export { ExecutorService, type ExecutorServiceOptions, toPlannedMove } from './service.js';
 export {
   backoffSeconds,
   type ConcurrencyLimits,
@@ -61,7 +62,18 @@ export function validateMoves(moves: PlannedMove[]): void {
 }
 
 export class Executor {
+  private readonly runs = new Map<string, ExecutionRun>();
+
   constructor(private readonly deps: ExecutorDeps) {}
+
+  /** Executions this executor is running now. */
+  running(): { executionId: string; aggregate: string; inFlight: { servers: string[]; hosts: string[] } }[] {
+    return [...this.runs].map(([executionId, run]) => ({
+      executionId,
+      aggregate: run.aggregate,
+      inFlight: run.inFlight(),
+    }));
+  }
 
   /** Stores the execution (every move pending) and runs it until every move is final or the window ends. */
   async start(req: StartRequest, window: RunWindow): Promise<ExecutionSummary> {
@@ -96,13 +108,25 @@ export class Executor {
     return this.runStored(execution, window);
   }
 
+  /** Executions the journal holds as running: what a restarted process must resume first. */
+  unfinished(): Promise<ExecutionRecord[]> {
+    return this.deps.journal.listUnfinishedExecutions();
+  }
+
   /** Every execution the journal holds as running, resumed together (at start-up); they share the slot pool. */
   async recover(windowFor: (execution: ExecutionRecord) => RunWindow): Promise<ExecutionSummary[]> {
     const unfinished = await this.deps.journal.listUnfinishedExecutions();
     return Promise.all(unfinished.map((e) => this.runStored(e, windowFor(e))));
   }
 
-  private runStored(execution: ExecutionRecord, window: RunWindow): Promise<ExecutionSummary> {
-    return new ExecutionRun(this.deps, execution, window).run();
+  private async runStored(execution: ExecutionRecord, window: RunWindow): Promise<ExecutionSummary> {
+    if (this.runs.has(execution.id)) throw new Error(`execution ${execution.id}: already running here`);
+    const run = new ExecutionRun(this.deps, execution, window);
+    this.runs.set(execution.id, run);
+    try {
+      return await run.run();
+    } finally {
+      this.runs.delete(execution.id);
+    }
   }
 }
