@@ -4,7 +4,7 @@
 // A run that starts on an execution left unfinished (a restart) first resolves each move from
 // Nova's records and never sends a call again without knowing the previous one did nothing.
 import { type Logger, silentLogger } from '../cloud/log.js';
-import { findAttemptMigration, judge, type Outcome } from './attempt.js';
+import { findAttemptMigration, isFinalMigration, judge, type Outcome } from './attempt.js';
 import {
   type ExecutionJournal,
   type ExecutionRecord,
@@ -346,7 +346,9 @@ export class ExecutionRun {
     const attempt = rec.issuedAt === null ? undefined : rec.attempt + 1;
     const issuing = await this.transition(rec, 'pending', {
       state: 'issuing',
-      ...(attempt !== undefined ? { attempt } : {}),
+      // A new attempt keeps the previous attempt's migration id while it is issuing: the record
+      // our call starts is newer than that one (findAttemptMigration).
+      ...(attempt !== undefined ? { attempt, novaMigrationId: rec.novaMigrationId } : {}),
       detail: `attempt ${attempt ?? rec.attempt}: live migration ${rec.from} -> ${rec.to} asked`,
     });
     await this.send(issuing, ctx);
@@ -394,7 +396,10 @@ export class ExecutionRun {
       }
       const { server, migrations } = read;
       const found = findAttemptMigration(rec, migrations, settings.clockSkewSeconds * 1000);
-      if (found) {
+      // Nova clears the task state before it ends the record: a final record beside a server
+      // still in a task state is an older one, and ours has not shown up yet.
+      const older = found && isFinalMigration(found.status) && server?.taskState != null;
+      if (found && !older) {
         await this.transition(rec, 'issuing', {
           state: 'migrating',
           novaMigrationId: found.id,

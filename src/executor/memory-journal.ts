@@ -13,20 +13,23 @@ import {
 } from './journal.js';
 
 /**
- * Applies one transition to a move the way every journal must: `issuedAt` is stamped when a
- * move enters `issuing`, `endedAt` when it reaches a final state; `novaMigrationId`, `detail`
- * and `attempt` change only when given (undefined keeps the stored value).
+ * Applies one transition to a move the way every journal must (the store's SQL does the same):
+ * `issuedAt` is stamped when a move enters `issuing`, `endedAt` when it reaches a final state;
+ * a new `attempt` forgets the previous attempt's `novaMigrationId` and `endedAt` unless the
+ * transition gives them; otherwise `novaMigrationId` and `detail` change only when given.
  */
 export function applyTransition(move: MoveRecord, next: MoveTransition): MoveRecord {
-  return {
-    ...move,
-    state: next.state,
-    ...(next.novaMigrationId !== undefined ? { novaMigrationId: next.novaMigrationId } : {}),
-    ...(next.detail !== undefined ? { detail: next.detail } : {}),
-    ...(next.attempt !== undefined ? { attempt: next.attempt } : {}),
-    ...(next.state === 'issuing' ? { issuedAt: next.at } : {}),
-    ...(FINAL_MOVE_STATES.includes(next.state) ? { endedAt: next.at } : {}),
-  };
+  const out: MoveRecord = { ...move, state: next.state };
+  if (next.attempt !== undefined) {
+    out.attempt = next.attempt;
+    out.novaMigrationId = null;
+    out.endedAt = null;
+  }
+  if (next.state === 'issuing') out.issuedAt = next.at;
+  if (FINAL_MOVE_STATES.includes(next.state)) out.endedAt = next.at;
+  if (next.novaMigrationId !== undefined) out.novaMigrationId = next.novaMigrationId;
+  if (next.detail !== undefined) out.detail = next.detail;
+  return out;
 }
 
 export class MemoryJournal implements ExecutionJournal {
@@ -76,7 +79,11 @@ export class MemoryJournal implements ExecutionJournal {
     next: MoveTransition,
   ): Promise<boolean> {
     const move = this.moves.get(executionId)?.get(step);
-    if (!move || move.state !== expectedFrom || FINAL_MOVE_STATES.includes(move.state)) return false;
+    if (!move) throw new Error(`execution ${executionId}: no step ${step}`);
+    if (FINAL_MOVE_STATES.includes(expectedFrom)) {
+      throw new Error(`execution ${executionId} step ${step}: ${expectedFrom} is final and is never left`);
+    }
+    if (move.state !== expectedFrom) return false;
     this.moves.get(executionId)?.set(step, applyTransition(move, next));
     this.history.push({ executionId, step, from: expectedFrom, to: next.state, at: next.at });
     return true;
