@@ -106,24 +106,43 @@ describe('abort', () => {
   });
 
   it('records the completion when an abort loses the race with it', async () => {
-    world = await openWorld(threeHosts(), { speed: 40 });
-    // Running ends 1 s after the abort is asked, but the abort takes 5 s: completion wins.
-    world.cloud.timing.abortSeconds = 5;
-    const { executor, recorded } = makeExecutor(world, {
-      timeoutFor: () => 8,
-      settings: { pollSeconds: 1 },
-    });
+    world = await openWorld(threeHosts(), { speed: 20 });
+    const w = world;
+    // The DELETE takes 10 s to reach Nova (a slow network, a busy API): by then it has completed.
+    const slowAbort = {
+      ...w.executorCloud,
+      getServer: (id: string) => w.executorCloud.getServer(id),
+      listLiveMigrations: (id: string) => w.executorCloud.listLiveMigrations(id),
+      getComputeService: (h: string) => w.executorCloud.getComputeService(h),
+      getHostRoom: (h: string) => w.executorCloud.getHostRoom(h),
+      getServerAllocation: (id: string) => w.executorCloud.getServerAllocation(id),
+      liveMigrate: (id: string, h: string) => w.executorCloud.liveMigrate(id, h),
+      abortLiveMigration: async (id: string, m: number) => {
+        await w.clock.sleep(10_000);
+        return w.executorCloud.abortLiveMigration(id, m);
+      },
+    };
+    const { executor, recorded } = makeExecutor(
+      { executorCloud: slowAbort, clock: w.clock },
+      { timeoutFor: () => 3, settings: { pollSeconds: 1 } },
+    );
     const summary = await executor.start(
       { aggregate: 'agg', planId: null, startedBy: 'test', moves: [move(1, 1, 1, 'c1', 'c2')] },
       { deadline: null, shouldStop: noStop },
     );
-    const m = world.cloud.migrations[0]!;
+    const m = w.cloud.migrations[0]!;
     expect(m.status).toBe('completed');
     expect(summary.moves[0]!.state).toBe('completed');
     expect(summary.moves[0]!.detail).toMatch(
-      /abort requested \(timed out after 8 s\) but the migration completed first/,
+      /abort requested \(timed out after 3 s\) but the migration completed first/,
     );
-    expect(world.cloud.serversByUuid.get(serverId(1))!.host).toBe('c2');
+    expect(w.cloud.serversByUuid.get(serverId(1))!.host).toBe('c2');
+    // Nova refused the late DELETE (nothing to abort any more), and the executor said so.
+    expect(
+      recorded.audit.some(
+        (a) => a.action === 'abort' && /invalid state|Cannot abort|not migrating/.test(a.detail),
+      ),
+    ).toBe(true);
     expect(recorded.costs).toHaveLength(1);
   });
 });
