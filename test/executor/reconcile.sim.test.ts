@@ -3,7 +3,9 @@
 // move from Nova's records, never sends a live migration twice, and finishes the execution.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ExecutionSummary } from '../../src/executor/index.js';
+import type { ExecutionJournal } from '../../src/executor/journal.js';
 import { MemoryJournal } from '../../src/executor/memory-journal.js';
+import { openStore } from '../../src/store/index.js';
 import { type CrashPoint, dyingClock, dyingCloud, dyingJournal, type Proc } from './crash-doubles.js';
 import {
   host,
@@ -89,14 +91,19 @@ async function waitFor(cond: () => boolean, what: string): Promise<void> {
   }
 }
 
-describe('restart after a crash', () => {
+const journals: [string, () => Promise<ExecutionJournal>][] = [
+  ['memory', async () => new MemoryJournal()],
+  ['store SQLite', () => openStore({ kind: 'sqlite', path: ':memory:' })],
+];
+
+describe.each(journals)('restart after a crash (%s journal)', (_name, makeJournal) => {
   for (const sc of scenarios) {
     it(`reconciles a crash ${sc.name}`, async () => {
       const servers = [server(1, 'c1'), server(2, 'c1'), server(3, 'c2')];
       world = await openWorld(snapshot([host('c1'), host('c2'), host('c3')], servers), { speed: 40 });
       if (sc.hold) world.cloud.timing.holdSeconds = 3600;
       if (sc.failFirst) world.cloud.failServers.add(serverId(1));
-      const durable = new MemoryJournal();
+      const durable = await makeJournal();
       const proc: Proc = { dead: false };
       const settings = {
         limits: { perSourceHost: 2 },
