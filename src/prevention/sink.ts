@@ -1,0 +1,89 @@
+// The port through which ratio prevention makes its changes and its "pinned" hosts durable. The
+// store implements it; InMemoryRatioChangeSink is the reference implementation (tests, and a
+// service run without a store).
+//
+// Each write leaves two records: `intended` before the PUT and `written` or `abandoned` after.
+// A crash between the two leaves an `intended` one, and both its `from` and its `to` then count
+// as ours, so a restart never mistakes its own write for someone else's.
+
+export const RATIO_CHANGE_STATES = ['intended', 'written', 'abandoned'] as const;
+export type RatioChangeState = (typeof RATIO_CHANGE_STATES)[number];
+
+export interface RatioChangeRecord {
+  /** Same for the intent and its outcome. */
+  changeId: string;
+  host: string;
+  rpUuid: string;
+  aggregate: string;
+  from: number;
+  to: number;
+  /** Why the change was decided, in words (RatioDecision.reason). */
+  reason: string;
+  state: RatioChangeState;
+  /** ISO-8601 UTC, from the injected clock. */
+  at: string;
+  /** For `abandoned`: why the write did not happen. For `written`: the provider generation after it. */
+  detail?: string | undefined;
+}
+
+export interface PinnedHost {
+  host: string;
+  rpUuid: string;
+  /** What Aicerine last wrote (or meant to). */
+  expected: number;
+  /** What Placement held instead. */
+  found: number;
+  at: string;
+  reason: string;
+}
+
+export interface RatioChangeSink {
+  /** Appends a record. */
+  record(change: RatioChangeRecord): Promise<void>;
+  /** The newest record per host. */
+  lastChanges(): Promise<Map<string, RatioChangeRecord>>;
+  /** Hosts Aicerine no longer writes, with the evidence. */
+  pinned(): Promise<Map<string, PinnedHost>>;
+  pin(p: PinnedHost): Promise<void>;
+  /** An operator's release: the host is written again (after its nova.conf no longer sets the ratio). */
+  unpin(host: string): Promise<void>;
+}
+
+/** The ratios Placement may hold for a host without anyone but us having written it. */
+export function ratiosOurs(last: RatioChangeRecord): number[] {
+  switch (last.state) {
+    case 'written':
+      return [last.to];
+    case 'abandoned':
+      return [last.from];
+    case 'intended':
+      return [last.from, last.to];
+  }
+}
+
+export class InMemoryRatioChangeSink implements RatioChangeSink {
+  readonly records: RatioChangeRecord[] = [];
+  private readonly pins = new Map<string, PinnedHost>();
+
+  async record(change: RatioChangeRecord): Promise<void> {
+    this.records.push({ ...change });
+  }
+
+  async lastChanges(): Promise<Map<string, RatioChangeRecord>> {
+    const out = new Map<string, RatioChangeRecord>();
+    for (const r of this.records) out.set(r.host, r);
+    return out;
+  }
+
+  async pinned(): Promise<Map<string, PinnedHost>> {
+    return new Map(this.pins);
+  }
+
+  async pin(p: PinnedHost): Promise<void> {
+    this.pins.set(p.host, { ...p });
+  }
+
+  async unpin(host: string): Promise<void> {
+    this.pins.delete(host);
+  }
+}
