@@ -4,9 +4,11 @@
 //
 // Each write leaves two records: `intended` before the PUT and `written` or `abandoned` after.
 // A crash between the two leaves an `intended` one, and both its `from` and its `to` then count
-// as ours, so a restart never mistakes its own write for someone else's.
+// as ours, so a restart never mistakes its own write for someone else's. When an operator
+// releases a pinned host, an `adopted` record takes the ratio Placement holds then as the new
+// baseline.
 
-export const RATIO_CHANGE_STATES = ['intended', 'written', 'abandoned'] as const;
+export const RATIO_CHANGE_STATES = ['intended', 'written', 'abandoned', 'adopted'] as const;
 export type RatioChangeState = (typeof RATIO_CHANGE_STATES)[number];
 
 export interface RatioChangeRecord {
@@ -45,7 +47,7 @@ export interface RatioChangeSink {
   /** Hosts Aicerine no longer writes, with the evidence. */
   pinned(): Promise<Map<string, PinnedHost>>;
   pin(p: PinnedHost): Promise<void>;
-  /** An operator's release: the host is written again (after its nova.conf no longer sets the ratio). */
+  /** Removes the pin (RatioWriter.release records the new baseline first). */
   unpin(host: string): Promise<void>;
 }
 
@@ -53,6 +55,7 @@ export interface RatioChangeSink {
 export function ratiosOurs(last: RatioChangeRecord): number[] {
   switch (last.state) {
     case 'written':
+    case 'adopted':
       return [last.to];
     case 'abandoned':
       return [last.from];

@@ -187,6 +187,28 @@ export class RatioWriter {
     return found;
   }
 
+  /**
+   * An operator's release of a pinned host (once its nova.conf no longer sets the ratio): the
+   * ratio Placement holds now becomes the baseline, and the host is written again.
+   */
+  async release(host: string, rpUuid: string, by: string, aggregate = ''): Promise<number> {
+    const ratio = (await this.ports.placement.getInventories(rpUuid)).inventories.VCPU?.allocationRatio;
+    if (ratio === undefined) throw new Error(`${host}: resource provider ${rpUuid} has no VCPU inventory`);
+    await this.ports.sink.record({
+      changeId: this.newId(),
+      host,
+      rpUuid,
+      aggregate,
+      from: ratio,
+      to: ratio,
+      reason: `released by ${by}: ratio ${ratio} adopted as found`,
+      state: 'adopted',
+      at: this.stamp(),
+    });
+    await this.ports.sink.unpin(host);
+    return ratio;
+  }
+
   private async pinHost(host: string, rpUuid: string, expected: number, found: number): Promise<PinnedHost> {
     const p: PinnedHost = {
       host,
