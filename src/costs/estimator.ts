@@ -3,7 +3,8 @@
 // predicted seconds, and the executor's timeout for it.
 import { estimateMigrationSeconds, type MigrationSubject } from '../planner/cost-model.js';
 import type { CostModelPolicy } from '../policy/types.js';
-import type { AggregateCostFit } from './fit.js';
+import { type AggregateCostFit, type CostFitSettings, DEFAULT_COST_FIT_SETTINGS, fitCosts } from './fit.js';
+import { type CostSample, mergeSamples } from './sample.js';
 
 export interface TimeoutSettings {
   /** Timeout = margin x (predicted + the fit's 90th-percentile residual). */
@@ -94,4 +95,22 @@ export function checkTimeoutSettings(t: TimeoutSettings): void {
       `ceilingSeconds: expected a number >= floorSeconds (${t.floorSeconds}), got ${t.ceilingSeconds}`,
     );
   if (bad.length) throw new RangeError(`migration timeout settings: ${bad.join('; ')}`);
+}
+
+/**
+ * The whole learning step for the control loop: history and the executor's samples merged (the
+ * executor's win), fitted per aggregate, and estimators over the policy's model.
+ */
+export function learnCosts(input: {
+  history: readonly CostSample[];
+  executor: readonly CostSample[];
+  policyModel: CostModelPolicy;
+  fit?: CostFitSettings;
+  timeouts?: TimeoutSettings;
+}): { fits: AggregateCostFit[]; estimators: CostEstimators } {
+  const fits = fitCosts(mergeSamples(input.history, input.executor), input.fit ?? DEFAULT_COST_FIT_SETTINGS);
+  return {
+    fits,
+    estimators: new CostEstimators(input.policyModel, fits, input.timeouts ?? DEFAULT_TIMEOUT_SETTINGS),
+  };
 }

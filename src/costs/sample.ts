@@ -42,3 +42,34 @@ export function mergeSamples(history: readonly CostSample[], executor: readonly 
     ...executor,
   ];
 }
+
+/** A sample from one of the executor's own moves: timed from the stored intent to the final state. */
+export function executorSample(e: {
+  aggregate: string;
+  serverId: string;
+  ramMB: number;
+  dirtyRateMBps?: number | undefined;
+  issuedAt: string;
+  endedAt: string;
+  outcome: CostOutcome;
+  novaMigrationId?: number | null | undefined;
+}): CostSample {
+  const seconds = (Date.parse(e.endedAt) - Date.parse(e.issuedAt)) / 1000;
+  if (!Number.isFinite(seconds) || seconds < 0)
+    throw new RangeError(
+      `cost sample of server ${e.serverId}: endedAt ${e.endedAt} is not after issuedAt ${e.issuedAt}`,
+    );
+  return {
+    aggregate: e.aggregate,
+    serverId: e.serverId,
+    ramMB: e.ramMB,
+    ...(e.dirtyRateMBps !== undefined ? { dirtyRateMBps: e.dirtyRateMBps } : {}),
+    seconds,
+    outcome: e.outcome,
+    source: 'executor',
+    endedAt: new Date(Date.parse(e.endedAt)).toISOString(),
+    ...(e.novaMigrationId !== undefined && e.novaMigrationId !== null
+      ? { novaMigrationId: e.novaMigrationId }
+      : {}),
+  };
+}

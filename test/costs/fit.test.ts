@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { learnCosts } from '../../src/costs/estimator.js';
 import { DEFAULT_COST_FIT_SETTINGS, fitAggregate, fitCosts, predictSeconds } from '../../src/costs/fit.js';
 import type { CostSample } from '../../src/costs/sample.js';
-import { mergeSamples } from '../../src/costs/sample.js';
+import { executorSample, mergeSamples } from '../../src/costs/sample.js';
+import { DEFAULT_POLICY } from '../../src/policy/defaults.js';
 import { createRng } from '../../src/util/rng.js';
 
 const RAMS = [2048, 4096, 8192, 16384, 32768];
@@ -130,5 +132,52 @@ describe('fitting migration durations per aggregate', () => {
     const merged = mergeSamples(h, [ours]);
     expect(merged).toHaveLength(3);
     expect(merged.find((s) => s.novaMigrationId === 2)?.source).toBe('executor');
+  });
+});
+
+describe('samples from the executor and the whole learning step', () => {
+  it('times an executor move from its stored intent to its end', () => {
+    expect(
+      executorSample({
+        aggregate: 'gold',
+        serverId: 's',
+        ramMB: 4096,
+        issuedAt: '2026-11-30T10:00:00Z',
+        endedAt: '2026-11-30T10:00:31.5Z',
+        outcome: 'completed',
+        novaMigrationId: 7,
+      }),
+    ).toEqual({
+      aggregate: 'gold',
+      serverId: 's',
+      ramMB: 4096,
+      seconds: 31.5,
+      outcome: 'completed',
+      source: 'executor',
+      endedAt: '2026-11-30T10:00:31.500Z',
+      novaMigrationId: 7,
+    });
+    expect(() =>
+      executorSample({
+        aggregate: 'g',
+        serverId: 's',
+        ramMB: 1,
+        issuedAt: '2026-11-30T10:00:00Z',
+        endedAt: 'x',
+        outcome: 'failed',
+      }),
+    ).toThrow('cost sample of server s: endedAt x is not after issuedAt 2026-11-30T10:00:00Z');
+  });
+
+  it('learnCosts merges, fits and hands out estimators', () => {
+    const h = history(40);
+    const { fits, estimators } = learnCosts({
+      history: h,
+      executor: [],
+      policyModel: DEFAULT_POLICY.costModel,
+    });
+    expect(fits.map((f) => [f.aggregate, f.usable])).toEqual([['gold', true]]);
+    expect(estimators.for('gold').source).toBe('learned');
+    expect(estimators.for('gold').estimateSeconds({ ramMB: 8192 })).toBeCloseTo(6 + 1.2 * 8, 0);
   });
 });

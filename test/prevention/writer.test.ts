@@ -3,6 +3,7 @@
 // (the simulator's --pin-cpu-ratio) detected and the host pinned.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Snapshot } from '../../src/model/snapshot.js';
+import { runPreventionPass } from '../../src/prevention/cycle.js';
 import type { RatioDecision } from '../../src/prevention/decide.js';
 import { decideRatios } from '../../src/prevention/decide.js';
 import { hostRatioStates } from '../../src/prevention/observe.js';
@@ -237,5 +238,44 @@ describe('writing VCPU allocation ratios', () => {
     });
     expect(await writer.detectOverwrites([{ host: 'c4', rpUuid: rp.c4 as string, ratio: 3.25 }])).toEqual([]);
     expect((await writer.apply(lower('c4', 3.25, 4), 'gold')).outcome).toBe('written');
+  });
+
+  it('a prevention pass finds overwrites, decides and writes; a second pass right after waits; a dry run writes nothing', async () => {
+    const snap = (await w.control('GET', '/snapshot')) as Snapshot;
+    const states = hostRatioStates(snap.hosts, (h) => rp[h]).filter((h) =>
+      ['c1', 'c2', 'c3'].includes(h.host),
+    );
+    // The simulator measures c1 at 10.36 busy cores of 16 (10 servers at 1 core, plus 0.2 + 1% of the host
+    // itself): in the band. c2 is made hot; c3 is idle.
+    expect(states.find((h) => h.host === 'c1')?.load?.utilization).toBeCloseTo(10.36 / 16, 3);
+    const hosts = states.map((h) => (h.host === 'c2' ? { ...h, load: { utilization: 0.95 } } : h));
+    const settings = defaultRatioSettings(4, 2);
+    const pass = (dryRun: boolean) =>
+      runPreventionPass({ aggregate: 'gold', hosts, settings, writer, sink, now: w.now, dryRun });
+
+    const dry = await pass(true);
+    expect(dry.decisions.map((d) => [d.host, d.code])).toEqual([
+      ['c1', 'hold-band'],
+      ['c2', 'lower-hot'],
+      ['c3', 'hold-at-target'],
+    ]);
+    expect(dry.applied).toEqual([]);
+    expect(await ratioOf('c2')).toBe(4);
+
+    const first = await pass(false);
+    expect(first.applied.map((a) => [a.host, a.outcome, a.to])).toEqual([['c2', 'written', 3.5]]);
+    expect(await ratioOf('c2')).toBe(3.5);
+    const second = await runPreventionPass({
+      aggregate: 'gold',
+      hosts: hosts.map((h) => (h.host === 'c2' ? { ...h, ratio: 3.5 } : h)),
+      settings,
+      writer,
+      sink,
+      now: w.now,
+    });
+    expect(second.decisions.find((d) => d.host === 'c2')?.code).toBe('hold-too-soon');
+    expect(second.applied).toEqual([]);
+    expect(second.overwrites).toEqual([]);
+    await w.session.placement.setAllocationRatio(rp.c2 as string, 'VCPU', 4);
   });
 });
