@@ -124,6 +124,14 @@ describe('learned costs from the simulator', () => {
       expect(text.out).toMatch(
         /gold: learned fit, 24 completed migrations over 6 RAM sizes; 2 GiB [\d.]+ s \(timeout 120 s\)/,
       );
+      // With the servers' dirty rates from a snapshot, silver learns its dirty-rate term.
+      const snapFile = join(dir, 'snap.json');
+      await writeFile(snapFile, JSON.stringify(await w.control('GET', '/snapshot')));
+      const withDirty = await runCommand(
+        [register],
+        ['costs', '--cloud', 'simc', '--days', '30', '--snapshot', snapFile],
+      );
+      expect(withDirty.out).toMatch(/^silver\s+36\s+36\s+0\s+huber\s+[\d.]+\s+[\d.]+\s+0\.00\d+\s/m);
       const json = await runCommand([register], ['costs', '--cloud', 'simc', '--days', '30', '--json']);
       const report = JSON.parse(json.out) as {
         format: string;

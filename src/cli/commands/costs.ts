@@ -7,6 +7,7 @@ import { DEFAULT_TIMEOUT_SETTINGS } from '../../costs/estimator.js';
 import { DEFAULT_COST_FIT_SETTINGS, fitCosts } from '../../costs/fit.js';
 import { readMigrationHistory } from '../../costs/read-history.js';
 import { buildCostsReport } from '../../costs/report.js';
+import { readSnapshot } from '../../formats/snapshot-file.js';
 import { DEFAULT_POLICY } from '../../policy/defaults.js';
 import { loadPolicyFile } from '../../policy/load.js';
 import { formatCostsReport } from '../format-costs.js';
@@ -17,6 +18,7 @@ interface CostsFlags {
   minSamples: string;
   concurrency: string;
   policy?: string;
+  snapshot?: string;
   json?: boolean;
   verbose?: boolean;
 }
@@ -45,6 +47,10 @@ export function register(program: Command): void {
       '1',
     )
     .option('--policy <file>', 'policy file whose costModel is the fallback (default: built-in)')
+    .option(
+      '--snapshot <file>',
+      "servers' dirty rates (dirtyRateMBps, or load.dirtyRateMBps from a metrics rule) from a recorded snapshot",
+    )
     .option('--json', 'print the report (aicerine-costs/1) as JSON')
     .option('-v, --verbose', 'log every request (without secrets)')
     .action(async (flags: CostsFlags) => {
@@ -54,11 +60,22 @@ export function register(program: Command): void {
       const minSamples = positiveInt('--min-samples', flags.minSamples);
       const concurrency = positiveInt('--concurrency', flags.concurrency);
       const policy = flags.policy ? await loadPolicyFile(flags.policy) : DEFAULT_POLICY;
+      const dirty = new Map<string, number>();
+      if (flags.snapshot) {
+        for (const s of (await readSnapshot(flags.snapshot)).servers) {
+          const rate = s.dirtyRateMBps ?? s.load?.dirtyRateMBps;
+          if (rate !== undefined) dirty.set(s.id, rate);
+        }
+      }
       const session = await openSession({
         ...(flags.cloud ? { load: { cloud: flags.cloud } } : {}),
         logger: createLogger({ level: flags.verbose ? 'debug' : 'warn' }),
       });
-      const history = await readMigrationHistory(session.nova, { days, concurrencyOf: () => concurrency });
+      const history = await readMigrationHistory(session.nova, {
+        days,
+        concurrencyOf: () => concurrency,
+        dirtyRateOf: (id) => dirty.get(id),
+      });
       const fits = fitCosts(history.samples, { ...DEFAULT_COST_FIT_SETTINGS, minSamples });
       const report = buildCostsReport(history, fits, policy.costModel, DEFAULT_TIMEOUT_SETTINGS);
       process.stdout.write(flags.json ? `${JSON.stringify(report, null, 2)}\n` : formatCostsReport(report));
