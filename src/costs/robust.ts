@@ -10,13 +10,47 @@
 export function quantile(values: ArrayLike<number>, q: number): number {
   const n = values.length;
   if (n === 0) return Number.NaN;
-  const sorted = Float64Array.from(values).sort();
+  // Selection, not a sort: the Theil-Sen median runs over millions of pairwise slopes.
+  const a = Float64Array.from(values);
   const pos = Math.min(1, Math.max(0, q)) * (n - 1);
   const lo = Math.floor(pos);
-  const hi = Math.min(n - 1, lo + 1);
-  const a = sorted[lo] as number;
-  const b = sorted[hi] as number;
-  return a + (b - a) * (pos - lo);
+  const low = select(a, lo);
+  if (lo + 1 >= n || pos === lo) return low;
+  // After selection everything right of `lo` is >= a[lo]: the next order statistic is their minimum.
+  let high = Number.POSITIVE_INFINITY;
+  for (let i = lo + 1; i < n; i++) if ((a[i] as number) < high) high = a[i] as number;
+  return low + (high - low) * (pos - lo);
+}
+
+/** Hoare's quickselect: puts the k-th smallest at a[k], smaller ones left of it, larger right. */
+function select(a: Float64Array, k: number): number {
+  let left = 0;
+  let right = a.length - 1;
+  while (right > left) {
+    // Median of three as the pivot keeps sorted or constant runs from going quadratic.
+    const mid = (left + right) >>> 1;
+    const x = a[left] as number;
+    const y = a[mid] as number;
+    const z = a[right] as number;
+    const pivot = x < y ? (y < z ? y : x < z ? z : x) : x < z ? x : y < z ? z : y;
+    let i = left;
+    let j = right;
+    while (i <= j) {
+      while ((a[i] as number) < pivot) i++;
+      while ((a[j] as number) > pivot) j--;
+      if (i <= j) {
+        const t = a[i] as number;
+        a[i] = a[j] as number;
+        a[j] = t;
+        i++;
+        j--;
+      }
+    }
+    if (k <= j) right = j;
+    else if (k >= i) left = i;
+    else break;
+  }
+  return a[k] as number;
 }
 
 export function median(values: ArrayLike<number>): number {

@@ -91,3 +91,26 @@ function olsSlope(xs: number[], ys: number[]): { intercept: number; slope: numbe
   });
   return { slope: sxy / sxx, intercept: my - (sxy / sxx) * mx };
 }
+
+describe('quantiles by selection', () => {
+  it('agree with a sort on random, sorted, constant and duplicate-heavy data', () => {
+    const rng = createRng(11);
+    const sets = [
+      Array.from({ length: 1001 }, () => rng.normal()),
+      Array.from({ length: 500 }, (_, i) => i),
+      Array.from({ length: 300 }, () => 7),
+      Array.from({ length: 777 }, () => rng.int(0, 3)),
+      [5],
+    ];
+    for (const xs of sets) {
+      const sorted = [...xs].sort((a, b) => a - b);
+      for (const q of [0, 0.1, 0.25, 0.5, 0.9, 1]) {
+        const pos = q * (sorted.length - 1);
+        const lo = Math.floor(pos);
+        const hi = Math.min(sorted.length - 1, lo + 1);
+        const want = (sorted[lo] as number) + ((sorted[hi] as number) - (sorted[lo] as number)) * (pos - lo);
+        expect(quantile(xs, q)).toBeCloseTo(want, 12);
+      }
+    }
+  });
+});
