@@ -149,8 +149,17 @@ export function fitAggregate(
     }
   }
 
+  // What the planner will use, so that the error describes its predictions.
+  const shown: LearnedCoefficients = {
+    // A slightly negative intercept is noise around zero; the planner floors estimates at its overhead anyway.
+    intercept: round(Math.max(0, coefficients.intercept)),
+    secondsPerGiB: round(coefficients.secondsPerGiB, 4),
+    ...(coefficients.secondsPerGiBPerDirtyMBps !== undefined
+      ? { secondsPerGiBPerDirtyMBps: round(coefficients.secondsPerGiBPerDirtyMBps, 6) }
+      : {}),
+  };
   const dirtyOf = (s: CostSample) => s.dirtyRateMBps ?? 0;
-  const residuals = fitted.map((s) => s.seconds - predictSeconds(coefficients, s.ramMB, dirtyOf(s)));
+  const residuals = fitted.map((s) => s.seconds - predictSeconds(shown, s.ramMB, dirtyOf(s)));
   const abs = residuals.map(Math.abs);
   const error: FitError = {
     mae: round(meanAbs(residuals)),
@@ -161,16 +170,8 @@ export function fitAggregate(
     residualP90: round(quantile(residuals, 0.9)),
   };
   counts.timeoutsAbovePrediction = samples.filter(
-    (s) => s.outcome === 'timeout' && s.seconds > predictSeconds(coefficients, s.ramMB, dirtyOf(s)),
+    (s) => s.outcome === 'timeout' && s.seconds > predictSeconds(shown, s.ramMB, dirtyOf(s)),
   ).length;
-  const shown: LearnedCoefficients = {
-    // A slightly negative intercept is noise around zero; the planner floors estimates at its overhead anyway.
-    intercept: round(Math.max(0, coefficients.intercept)),
-    secondsPerGiB: round(coefficients.secondsPerGiB, 4),
-    ...(coefficients.secondsPerGiBPerDirtyMBps !== undefined
-      ? { secondsPerGiBPerDirtyMBps: round(coefficients.secondsPerGiBPerDirtyMBps, 6) }
-      : {}),
-  };
   const result = { ...base, method, coefficients: shown, error };
   if (!(coefficients.secondsPerGiB > 0)) {
     return {
