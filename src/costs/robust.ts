@@ -32,7 +32,7 @@ function select(a: Float64Array, k: number): number {
     const x = a[left] as number;
     const y = a[mid] as number;
     const z = a[right] as number;
-    const pivot = x < y ? (y < z ? y : x < z ? z : x) : x < z ? x : y < z ? z : y;
+    const pivot = Math.max(Math.min(x, y), Math.min(Math.max(x, y), z));
     let i = left;
     let j = right;
     while (i <= j) {
