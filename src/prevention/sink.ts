@@ -4,7 +4,8 @@
 //
 // Each write leaves two records: `intended` before the PUT and `written` or `abandoned` after.
 // A crash between the two leaves an `intended` one, and both its `from` and its `to` then count
-// as ours, so a restart never mistakes its own write for someone else's. When an operator
+// as ours, so a restart never mistakes its own write for someone else's; the same holds for an
+// `abandoned` one (a PUT whose answer was lost may still have happened). When an operator
 // releases a pinned host, an `adopted` record takes the ratio Placement holds then as the new
 // baseline.
 
@@ -51,17 +52,24 @@ export interface RatioChangeSink {
   unpin(host: string): Promise<void>;
 }
 
-/** The ratios Placement may hold for a host without anyone but us having written it. */
+/**
+ * The ratios Placement may hold for a host without anyone but us having written it. An
+ * abandoned write counts both ways: a PUT whose answer was lost may have happened.
+ */
 export function ratiosOurs(last: RatioChangeRecord): number[] {
   switch (last.state) {
     case 'written':
     case 'adopted':
       return [last.to];
     case 'abandoned':
-      return [last.from];
     case 'intended':
       return [last.from, last.to];
   }
+}
+
+/** The one ratio to quote as "what Aicerine expected" for a host. */
+export function expectedRatio(last: RatioChangeRecord): number {
+  return last.state === 'abandoned' ? last.from : last.to;
 }
 
 export class InMemoryRatioChangeSink implements RatioChangeSink {

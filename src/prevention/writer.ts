@@ -10,7 +10,13 @@ import type {
   UpdateInventoryOptions,
 } from '../cloud/openstack/placement.js';
 import type { RatioDecision } from './decide.js';
-import { type PinnedHost, type RatioChangeRecord, type RatioChangeSink, ratiosOurs } from './sink.js';
+import {
+  expectedRatio,
+  type PinnedHost,
+  type RatioChangeRecord,
+  type RatioChangeSink,
+  ratiosOurs,
+} from './sink.js';
 
 /** The part of PlacementClient the writer uses. */
 export interface RatioPlacementPort {
@@ -142,7 +148,7 @@ export class RatioWriter {
     switch (v.outcome) {
       case 'overwritten': {
         const expected = ratiosOurs(last as RatioChangeRecord);
-        await this.pinHost(host, rpUuid, expected[expected.length - 1] as number, v.found);
+        await this.pinHost(host, rpUuid, expectedRatio(last as RatioChangeRecord), v.found);
         return abandon(
           'overwritten',
           v.found,
@@ -182,7 +188,7 @@ export class RatioWriter {
       if (ours.some((r) => same(r, o.ratio))) continue;
       const fresh = (await placement.getInventories(o.rpUuid)).inventories.VCPU?.allocationRatio;
       if (fresh === undefined || ours.some((r) => same(r, fresh))) continue;
-      found.push(await this.pinHost(o.host, o.rpUuid, ours[ours.length - 1] as number, fresh));
+      found.push(await this.pinHost(o.host, o.rpUuid, expectedRatio(last), fresh));
     }
     return found;
   }

@@ -278,4 +278,84 @@ describe('writing VCPU allocation ratios', () => {
     expect(second.overwrites).toEqual([]);
     await w.session.placement.setAllocationRatio(rp.c2 as string, 'VCPU', 4);
   });
+
+  it('with 20% of Placement requests failing, no ratio is wrong and every write keeps its records', async () => {
+    await w.control('POST', '/faults', { pattern: '^(GET|PUT) /placement/', kind: 'error', rate: 0.2 });
+    const settings = { ...defaultRatioSettings(4, 2), minIntervalSeconds: 0, restoreAfterSeconds: 0 };
+    const names = ['c2', 'c3', 'c4'];
+    try {
+      for (let round = 0; round < 6; round++) {
+        // Hot for three rounds, then cool: each host goes down and back up.
+        const hot = round < 3;
+        const hosts = await Promise.all(
+          names.map(async (h) => {
+            const inv = (await w.session.placement.getInventories(rp[h] as string)).inventories.VCPU;
+            return {
+              host: h,
+              rpUuid: rp[h] as string,
+              ratio: inv?.allocationRatio ?? 0,
+              total: 16,
+              reserved: 0,
+              used: 0,
+              load: { utilization: hot ? 0.95 : 0.1 },
+            };
+          }),
+        ).catch(() => undefined);
+        if (!hosts) continue;
+        const pass = await runPreventionPass({
+          aggregate: 'gold',
+          hosts,
+          settings,
+          writer,
+          sink,
+          now: w.now,
+        }).catch(() => undefined);
+        for (const a of pass?.applied ?? []) {
+          const records = sink.records.filter((r) => r.host === a.host && r.to === a.to && r.from === a.from);
+          expect(records.at(-1)?.state).toBe(
+            a.outcome === 'written' || a.outcome === 'unchanged' ? 'written' : 'abandoned',
+          );
+        }
+      }
+    } finally {
+      await w.control('DELETE', '/faults');
+    }
+    // Every intent has its outcome; Placement holds, per host, exactly the last ratio written.
+    const byChange = new Map<string, string[]>();
+    for (const r of sink.records) byChange.set(r.changeId, [...(byChange.get(r.changeId) ?? []), r.state]);
+    for (const states of byChange.values())
+      expect(states).toEqual(['intended', expect.stringMatching(/^(written|abandoned)$/)]);
+    for (const h of names) {
+      const lastWritten = sink.records.filter((r) => r.host === h && r.state === 'written').at(-1);
+      const now = await ratioOf(h);
+      expect(now).toBeGreaterThanOrEqual(2);
+      expect(now).toBeLessThanOrEqual(4);
+      if (lastWritten) expect(now).toBe(lastWritten.to);
+      expect(
+        await writer.detectOverwrites([{ host: h, rpUuid: rp[h] as string, ratio: now as number }]),
+      ).toEqual([]);
+    }
+    expect(sink.records.filter((r) => r.state === 'written').length).toBeGreaterThan(6);
+    for (const h of names) await w.session.placement.setAllocationRatio(rp[h] as string, 'VCPU', 4);
+  });
+
+  it('a PUT that happened but whose answer was lost is recorded abandoned and not taken for an overwrite later', async () => {
+    const client = w.session.placement.client;
+    const send = client.request.bind(client);
+    client.request = async (req) => {
+      const res = await send(req);
+      if (req.method === 'PUT') throw new Error('connection reset after the request was sent');
+      return res;
+    };
+    try {
+      const r = await writer.apply(lower('c4', 4, 3.75), 'gold');
+      expect(r.outcome).toBe('failed');
+    } finally {
+      client.request = send;
+    }
+    expect(await ratioOf('c4')).toBe(3.75);
+    expect(sink.records.at(-1)?.state).toBe('abandoned');
+    expect(await writer.detectOverwrites([{ host: 'c4', rpUuid: rp.c4 as string, ratio: 3.75 }])).toEqual([]);
+    expect((await writer.apply(lower('c4', 3.75, 4), 'gold')).outcome).toBe('written');
+  });
 });
