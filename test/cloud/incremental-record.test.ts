@@ -2,7 +2,7 @@
 // disabled service and an inventory change, each cycle's snapshot equals a fresh full record,
 // and a cycle with no changes costs the same calls at 20 hosts as at 200.
 import { afterEach, describe, expect, it } from 'vitest';
-import { IncrementalRecorder, type IncrementalOptions } from '../../src/cloud/incremental-record.js';
+import { type IncrementalOptions, IncrementalRecorder } from '../../src/cloud/incremental-record.js';
 import { recordSnapshot } from '../../src/cloud/record.js';
 import { type CloudSession, openSession } from '../../src/cloud/session.js';
 import type { Snapshot } from '../../src/model/snapshot.js';
