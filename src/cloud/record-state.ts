@@ -16,24 +16,28 @@ export interface ServerChanges {
   added: string[];
   /** Servers known before whose record changed (ids). */
   updated: string[];
+  /** Servers listed again unchanged (the overlap of `changes-since` windows). */
+  unchanged: number;
   /** Servers Nova lists as DELETED that were known (ids). */
   deleted: string[];
 }
 
 /** Folds a `changes-since` listing into the servers by id; deleted servers leave. */
 export function applyServerChanges(servers: Map<string, NovaServer>, changed: NovaServer[]): ServerChanges {
-  const out: ServerChanges = { added: [], updated: [], deleted: [] };
+  const out: ServerChanges = { added: [], updated: [], deleted: [], unchanged: 0 };
   for (const s of changed) {
-    const known = servers.has(s.id);
     if (s.status === DELETED_STATUS) {
-      if (known) {
+      if (servers.has(s.id)) {
         servers.delete(s.id);
         out.deleted.push(s.id);
       }
       continue;
     }
+    const before = servers.get(s.id);
     servers.set(s.id, s);
-    (known ? out.updated : out.added).push(s.id);
+    if (!before) out.added.push(s.id);
+    else if (JSON.stringify(before) !== JSON.stringify(s)) out.updated.push(s.id);
+    else out.unchanged++;
   }
   return out;
 }

@@ -256,6 +256,13 @@ export async function recordSnapshot(session: CloudSession, opts: RecordOptions 
   return result;
 }
 
+/** A snapshot built from what was read, before loads are measured, and what it kept. */
+export interface BuiltSnapshot {
+  result: RecordResult;
+  /** The servers the snapshot kept, as read (Prometheus targets). */
+  kept: NovaServer[];
+}
+
 /**
  * Builds the snapshot from what was read, then measures loads from Prometheus (when the session
  * has it) for the hosts and servers it kept. The full and the incremental recorder both end
@@ -267,6 +274,18 @@ export async function assembleSnapshot(
   opts: RecordOptions,
   warnings: string[],
 ): Promise<RecordResult> {
+  const built = buildSnapshot(session, reads, opts, warnings);
+  await addLoads(session, built, opts);
+  return built.result;
+}
+
+/** The snapshot of what was read (no loads yet): pure but for the clock and the source name. */
+export function buildSnapshot(
+  session: CloudSession,
+  reads: CloudReads,
+  opts: RecordOptions,
+  warnings: string[],
+): BuiltSnapshot {
   const now = opts.now ?? (() => new Date());
   const { services, aggregates, hypervisors, groups, migrations, sriov, providers } = reads;
   const rpOfHost = mapProvidersToHosts(providers, hypervisors);
@@ -381,28 +400,6 @@ export async function assembleSnapshot(
     if (rec) migrationHistory.push(rec);
   }
 
-  let metrics: LoadedMetrics | undefined;
-  if (session.prometheus) {
-    metrics = await loadMetrics(
-      session.prometheus,
-      opts.metricsPolicy ?? DEFAULT_METRICS_POLICY,
-      {
-        hosts: hosts.map((h) => h.name),
-        servers: kept.map((s) => ({ id: s.id, instanceName: s.instanceName, host: s.host ?? '' })),
-      },
-      now(),
-    );
-    for (const h of hosts) {
-      const load = metrics.hostLoads.get(h.name);
-      if (load) h.load = load;
-    }
-    for (const s of servers) {
-      const load = metrics.serverLoads.get(s.id);
-      if (load) s.load = load;
-    }
-    for (const p of metrics.health.problems) warnings.push(`metrics: ${p}`);
-  }
-
   const snapshot: Snapshot = {
     format: SNAPSHOT_FORMAT,
     takenAt: now()
@@ -414,5 +411,48 @@ export async function assembleSnapshot(
     serverGroups,
   };
   if (migrationHistory.length > 0) snapshot.migrationHistory = migrationHistory;
-  return { snapshot, warnings, metrics, storage: storageOf, aggregates, migrations, providers: rpOfHost };
+  return {
+    result: {
+      snapshot,
+      warnings,
+      metrics: undefined,
+      storage: storageOf,
+      aggregates,
+      migrations,
+      providers: rpOfHost,
+    },
+    kept,
+  };
+}
+
+/** Measures host and server loads from Prometheus, when the session has it, into the snapshot. */
+export async function addLoads(
+  session: CloudSession,
+  built: BuiltSnapshot,
+  opts: RecordOptions,
+): Promise<void> {
+  if (!session.prometheus) return;
+  const now = opts.now ?? (() => new Date());
+  const { snapshot, warnings } = built.result;
+  const { hosts, servers } = snapshot;
+  const kept = built.kept;
+  const metrics = await loadMetrics(
+    session.prometheus,
+    opts.metricsPolicy ?? DEFAULT_METRICS_POLICY,
+    {
+      hosts: hosts.map((h) => h.name),
+      servers: kept.map((s) => ({ id: s.id, instanceName: s.instanceName, host: s.host ?? '' })),
+    },
+    now(),
+  );
+  for (const h of hosts) {
+    const load = metrics.hostLoads.get(h.name);
+    if (load) h.load = load;
+  }
+  for (const s of servers) {
+    const load = metrics.serverLoads.get(s.id);
+    if (load) s.load = load;
+  }
+  for (const p of metrics.health.problems) warnings.push(`metrics: ${p}`);
+  built.result.metrics = metrics;
 }
