@@ -23,7 +23,7 @@ const withPrometheus = !argv.includes('--no-prometheus');
 const mb = () => Math.round(process.memoryUsage().rss / 1048576);
 
 const spec = `${hosts},${servers},${Math.round(servers / 100)},1,10,5`;
-let t = performance.now();
+const t = performance.now();
 const child = spawn(process.execPath, [cli, 'sim', '--synth', spec, '--port', '0', '--load', 'generated'], {
   stdio: ['ignore', 'pipe', 'inherit'],
 });
@@ -115,7 +115,8 @@ async function makeChanges(snapshot) {
       !grouped.has(s.id) &&
       hostOf.get(s.host)?.service.status === 'enabled',
   );
-  const pick = () => candidates.splice(Math.floor(((seq++ * 7919) % 9973) / 9973 * candidates.length), 1)[0];
+  const pick = () =>
+    candidates.splice(Math.floor((((seq++ * 7919) % 9973) / 9973) * candidates.length), 1)[0];
   const enabled = snapshot.hosts.filter((h) => h.service.status === 'enabled');
   let made = 0;
   // 40 live migrations to a named host with room in the same zone.
