@@ -37,12 +37,18 @@ const authUrl = await new Promise((resolve, reject) => {
   child.on('exit', (code) => reject(new Error(`aicerine sim exited with ${code}`)));
 });
 const origin = new URL(authUrl).origin;
+// The simulator must not outlive the bench, whatever ends it.
+process.on('exit', () => child.kill());
+process.on('SIGINT', () => process.exit(130));
 console.log(
   `cloud (separate process): ${hosts} hosts, ${servers} servers; ready in ${Math.round(performance.now() - t)} ms`,
 );
 
 const session = await openSession({
   config: simAdminConfig(authUrl, 'secret', 'bench'),
+  // A per-server Prometheus query at 100,000 servers is tens of MB of JSON: on a busy machine
+  // it takes longer than the default 30 s.
+  timeoutMs: 300_000,
   ...(withPrometheus ? { prometheusUrl: `${origin}/prometheus` } : {}),
 });
 const recorder = new IncrementalRecorder(session);
