@@ -34,7 +34,7 @@ import {
 } from './record-state.js';
 import type { CloudSession } from './session.js';
 
-export interface IncrementalOptions extends RecordOptions {
+export interface IncrementalOptions extends Omit<RecordOptions, 'onProgress'> {
   /** A full read every this many cycles (default 60; the first cycle is always full). */
   fullEveryCycles?: number;
   /** ... and whenever the last full read is older than this (default 6 h). */
