@@ -26,6 +26,7 @@ import {
 import {
   applyMigrationChanges,
   applyServerChanges,
+  DELETED_STATUS,
   FRESH_MIGRATION_STATUS,
   novaInstant,
   providersToRead,
@@ -125,6 +126,7 @@ const noChanges = (): CycleChanges => ({
 export class IncrementalRecorder {
   private state: KeptState | undefined;
   private pendingFull: string | undefined;
+  private running = false;
   private readonly opts: IncrementalOptions & typeof DEFAULTS;
 
   constructor(
@@ -168,7 +170,21 @@ export class IncrementalRecorder {
     return undefined;
   }
 
+  /**
+   * Records once: in full when due (see `fullReason`), else only what changed. One cycle at a
+   * time; the snapshot shares objects with the kept state, so treat it as read-only.
+   */
   async cycle(): Promise<CycleResult> {
+    if (this.running) throw new Error('IncrementalRecorder.cycle: the previous cycle has not finished');
+    this.running = true;
+    try {
+      return await this.runCycle();
+    } finally {
+      this.running = false;
+    }
+  }
+
+  private async runCycle(): Promise<CycleResult> {
     const t0 = performance.now();
     const stats = this.session.stats;
     const calls0 = stats.total;
@@ -312,7 +328,7 @@ export class IncrementalRecorder {
     }
 
     const knew = (id: string) => st.servers.has(id);
-    const newServers = changedServers.some((s) => !knew(s.id) && s.status !== 'DELETED');
+    const newServers = changedServers.some((s) => !knew(s.id) && s.status !== DELETED_STATUS);
     const slowDue = st.cyclesSinceSlow + 1 >= this.opts.slowEveryCycles;
     const reread: string[] = [];
     const readWarnings: string[] = [];

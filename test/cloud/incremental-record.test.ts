@@ -230,6 +230,11 @@ describe('IncrementalRecorder on the simulator', () => {
     }
     // Full on cycles 1 and 4: every third cycle.
     expect(reasons).toEqual(['first cycle', undefined, undefined, 'every 3 cycles', undefined]);
+    const overlapping = [rec.cycle(), rec.cycle()];
+    await expect(overlapping[1]).rejects.toThrow(
+      'IncrementalRecorder.cycle: the previous cycle has not finished',
+    );
+    await overlapping[0];
     rec.requestFullRead('data health: contradictory usage');
     expect((await rec.cycle()).fullReason).toBe('data health: contradictory usage');
     w.cloud.advance(601);
