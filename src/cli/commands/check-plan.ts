@@ -14,6 +14,7 @@ interface CheckPlanFlags {
   globalConcurrent?: string;
   tolerance?: string;
   json?: boolean;
+  allowOtherSnapshot?: boolean;
 }
 
 function parseNumber(flag: string, value: string, integer: boolean): number {
@@ -67,9 +68,22 @@ export function register(program: Command): void {
     .option('--global-concurrent <n>', 'migrations in flight per aggregate per wave')
     .option('--tolerance <x>', 'allowed relative difference in reported before/after numbers', '1e-6')
     .option('--json', 'print {"ok", "violations"} as JSON')
+    .option(
+      '--allow-other-snapshot',
+      "check against a snapshot other than the plan's own (snapshotTakenAt differs)",
+    )
     .action(async (flags: CheckPlanFlags) => {
       const options = await optionsFrom(flags);
       const [snapshot, plan] = await Promise.all([readSnapshot(flags.snapshot), readPlan(flags.plan)]);
+      if (plan.snapshotTakenAt !== snapshot.takenAt && !flags.allowOtherSnapshot) {
+        throw new InputError([
+          {
+            file: flags.plan,
+            path: 'snapshotTakenAt',
+            message: `the plan was made from a snapshot taken at ${plan.snapshotTakenAt}, but ${flags.snapshot} was taken at ${snapshot.takenAt}; check it against its own snapshot, or pass --allow-other-snapshot`,
+          },
+        ]);
+      }
       const result = checkPlan(snapshot, plan, options);
       process.stdout.write(
         flags.json ? `${JSON.stringify(result, null, 2)}\n` : formatCheckResult(result, plan, flags.plan),

@@ -5,6 +5,7 @@ import { writePlan } from '../../formats/plan-file.js';
 import { readSnapshot } from '../../formats/snapshot-file.js';
 import { PLAN_MODES, type PlanMode } from '../../model/plan.js';
 import { planSnapshot } from '../../planner/index.js';
+import { aggregateScope } from '../../policy/aggregate-scope.js';
 import { DEFAULT_POLICY } from '../../policy/defaults.js';
 import { loadPolicyFile } from '../../policy/load.js';
 import { formatPlan } from '../format-plan.js';
@@ -32,6 +33,9 @@ export function register(program: Command): void {
         if (opts.mode !== undefined) policy.mode = parseMode(opts.mode);
         if (opts.maxMoves !== undefined) policy.budget.maxMoves = parseCount('--max-moves', opts.maxMoves);
         const snapshot = await readSnapshot(opts.snapshot);
+        // Said before planning, naming the policy file: an unknown aggregate or two sharing a host.
+        const scope = aggregateScope(snapshot, policy, opts.policy ?? '--policy (default)');
+        if (scope.issues.length > 0) throw new InputError([...scope.issues]);
         const plan = planSnapshot(snapshot, policy, { now: () => performance.now() });
         if (opts.output) await writePlan(opts.output, plan);
         process.stdout.write(opts.json ? `${JSON.stringify(plan, null, 2)}\n` : formatPlan(plan));
