@@ -4,6 +4,7 @@ import { InputError } from '../../errors.js';
 import { readPlan } from '../../formats/plan-file.js';
 import { readSnapshot } from '../../formats/snapshot-file.js';
 import { loadPolicyFile } from '../../policy/load.js';
+import { parseIntegerOption, parseNumberOption } from '../numbers.js';
 
 interface CheckPlanFlags {
   snapshot: string;
@@ -17,21 +18,6 @@ interface CheckPlanFlags {
   allowOtherSnapshot?: boolean;
 }
 
-function parseNumber(flag: string, value: string, integer: boolean): number {
-  const n = Number(value);
-  const valid = integer ? /^\d+$/.test(value) && Number.isSafeInteger(n) : value.trim() !== '' && n >= 0;
-  if (!valid) {
-    throw new InputError([
-      {
-        path: flag,
-        message: integer ? 'expected a non-negative integer' : 'expected a non-negative number',
-        value,
-      },
-    ]);
-  }
-  return n;
-}
-
 /** Limits from the policy file, then flags on top; whatever neither gives comes from the plan's own limits. */
 async function optionsFrom(flags: CheckPlanFlags): Promise<CheckOptions> {
   const options: CheckOptions = {};
@@ -42,14 +28,17 @@ async function optionsFrom(flags: CheckPlanFlags): Promise<CheckOptions> {
     options.perHostOutgoing = policy.concurrency.perHostOutgoing;
     options.globalConcurrent = policy.concurrency.global;
   }
-  if (flags.maxMoves !== undefined) options.maxMoves = parseNumber('--max-moves', flags.maxMoves, true);
+  // The same ranges as the policy's keys: a limit of 0 migrations would allow no plan at all.
+  if (flags.maxMoves !== undefined)
+    options.maxMoves = parseIntegerOption('--max-moves', flags.maxMoves, { min: 0 });
   if (flags.perHostOutgoing !== undefined) {
-    options.perHostOutgoing = parseNumber('--per-host-outgoing', flags.perHostOutgoing, true);
+    options.perHostOutgoing = parseIntegerOption('--per-host-outgoing', flags.perHostOutgoing, { min: 1 });
   }
   if (flags.globalConcurrent !== undefined) {
-    options.globalConcurrent = parseNumber('--global-concurrent', flags.globalConcurrent, true);
+    options.globalConcurrent = parseIntegerOption('--global-concurrent', flags.globalConcurrent, { min: 1 });
   }
-  if (flags.tolerance !== undefined) options.tolerance = parseNumber('--tolerance', flags.tolerance, false);
+  if (flags.tolerance !== undefined)
+    options.tolerance = parseNumberOption('--tolerance', flags.tolerance, { min: 0 });
   return options;
 }
 

@@ -5,6 +5,7 @@ import { readSettingsFile } from '../../cloud/config-file.js';
 import { createLogger } from '../../cloud/log.js';
 import { openSession } from '../../cloud/session.js';
 import { parseSiteDeclarations } from '../../cloud/site.js';
+import { parseNumberOption } from '../numbers.js';
 
 interface CheckFlags {
   cloud?: string;
@@ -36,16 +37,8 @@ export function register(program: Command): void {
     .option('--json', 'print the report as JSON')
     .option('-v, --verbose', 'log every request (without secrets)')
     .action(async (flags: CheckFlags) => {
-      const historyDays = Number(flags.historyDays);
-      if (!Number.isFinite(historyDays) || historyDays < 0) {
-        throw new Error(
-          `--history-days: expected a number of days, got ${JSON.stringify(flags.historyDays)}`,
-        );
-      }
-      const probeWait = Number(flags.probeWait);
-      if (!Number.isFinite(probeWait) || probeWait <= 0) {
-        throw new Error(`--probe-wait: expected a number of seconds, got ${JSON.stringify(flags.probeWait)}`);
-      }
+      const historyDays = parseNumberOption('--history-days', flags.historyDays, { min: 0 });
+      const probeWait = parseNumberOption('--probe-wait', flags.probeWait, { min: 0, aboveMin: true });
       const site = flags.site
         ? parseSiteDeclarations(await readSettingsFile(flags.site), flags.site)
         : undefined;

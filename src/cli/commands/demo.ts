@@ -11,6 +11,7 @@ import { demoSynthSpec } from '../../sim/demo-cloud.js';
 import { startSimServer } from '../../sim/http/server.js';
 import { setupSim } from '../../sim/setup.js';
 import { formatPlan } from '../format-plan.js';
+import { parseIntegerOption, parseNumberOption, parsePortOption } from '../numbers.js';
 
 interface DemoFlags {
   keep?: boolean;
@@ -37,15 +38,9 @@ export function register(program: Command): void {
     .option('--json', 'print the whole plan (aicerine-plan/1) as JSON instead of the table')
     .action(async (flags: DemoFlags) => {
       const out = process.stdout;
-      const port = Number(flags.port);
-      const speed = Number(flags.speed);
-      const shown = Number(flags.moves);
-      if (!Number.isInteger(port) || port < 0 || port > 65535)
-        throw new Error(`--port: expected 0..65535, got ${flags.port}`);
-      if (!Number.isFinite(speed) || speed < 0)
-        throw new Error(`--speed: expected a number >= 0, got ${flags.speed}`);
-      if (!Number.isInteger(shown) || shown < 0)
-        throw new Error(`--moves: expected an integer >= 0, got ${flags.moves}`);
+      const port = parsePortOption('--port', flags.port);
+      const speed = parseNumberOption('--speed', flags.speed, { min: 0 });
+      const shown = parseIntegerOption('--moves', flags.moves, { min: 0 });
       const started = Date.now();
       const { cloud } = await setupSim({ synth: flags.synth ?? demoSynthSpec(), speed });
       const password = 'demo';

@@ -9,6 +9,7 @@ import { aggregateScope } from '../../policy/aggregate-scope.js';
 import { DEFAULT_POLICY } from '../../policy/defaults.js';
 import { loadPolicyFile } from '../../policy/load.js';
 import { formatPlan } from '../format-plan.js';
+import { parseIntegerOption } from '../numbers.js';
 
 export function register(program: Command): void {
   program
@@ -31,7 +32,8 @@ export function register(program: Command): void {
       }) => {
         const policy = opts.policy ? await loadPolicyFile(opts.policy) : structuredClone(DEFAULT_POLICY);
         if (opts.mode !== undefined) policy.mode = parseMode(opts.mode);
-        if (opts.maxMoves !== undefined) policy.budget.maxMoves = parseCount('--max-moves', opts.maxMoves);
+        if (opts.maxMoves !== undefined)
+          policy.budget.maxMoves = parseIntegerOption('--max-moves', opts.maxMoves, { min: 0 });
         const snapshot = await readSnapshot(opts.snapshot);
         // Said before planning, naming the policy file: an unknown aggregate or two sharing a host.
         const scope = aggregateScope(snapshot, policy, opts.policy ?? '--policy (default)');
@@ -46,12 +48,4 @@ export function register(program: Command): void {
 export function parseMode(value: string): PlanMode {
   if ((PLAN_MODES as readonly string[]).includes(value)) return value as PlanMode;
   throw new InputError([{ path: '--mode', message: `expected one of ${PLAN_MODES.join(', ')}`, value }]);
-}
-
-export function parseCount(flag: string, value: string): number {
-  const n = Number(value);
-  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n)) {
-    throw new InputError([{ path: flag, message: 'expected a non-negative integer', value }]);
-  }
-  return n;
 }

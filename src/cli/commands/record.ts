@@ -7,6 +7,7 @@ import { recordSnapshot } from '../../cloud/record.js';
 import { openSession } from '../../cloud/session.js';
 import { parseStoragePolicy } from '../../cloud/storage.js';
 import { writeSnapshot } from '../../formats/snapshot-file.js';
+import { parseNumberOption } from '../numbers.js';
 
 interface RecordFlags {
   cloud?: string;
@@ -51,12 +52,7 @@ export function register(program: Command): void {
     .option('-v, --verbose', 'log every request (without secrets)')
     .requiredOption('-o, --output <file>', 'snapshot file to write (.json or .json.gz)')
     .action(async (flags: RecordFlags) => {
-      const historyDays = Number(flags.historyDays);
-      if (!Number.isFinite(historyDays) || historyDays < 0) {
-        throw new Error(
-          `--history-days: expected a number of days, got ${JSON.stringify(flags.historyDays)}`,
-        );
-      }
+      const historyDays = parseNumberOption('--history-days', flags.historyDays, { min: 0 });
       const metricsPolicy = flags.metrics
         ? parseMetricsPolicy(await readSettingsFile(flags.metrics), flags.metrics)
         : undefined;

@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { cloudsYaml, envExports } from '../../sim/connect-info.js';
 import { startSimServer } from '../../sim/http/server.js';
 import { type LoadChoice, setupSim } from '../../sim/setup.js';
+import { parseIntegerOption, parseNumberOption, parsePortOption } from '../numbers.js';
 
 interface SimFlags {
   snapshot?: string;
@@ -56,18 +57,11 @@ export function register(program: Command): void {
     )
     .option('-v, --verbose', 'log every request')
     .action(async (flags: SimFlags) => {
-      const port = Number(flags.port);
-      if (!Number.isInteger(port) || port < 0 || port > 65535)
-        throw new Error(`--port: expected 0..65535, got ${flags.port}`);
-      const speed = Number(flags.speed);
-      if (!Number.isFinite(speed) || speed < 0)
-        throw new Error(`--speed: expected a number >= 0, got ${flags.speed}`);
+      const port = parsePortOption('--port', flags.port);
+      const speed = parseNumberOption('--speed', flags.speed, { min: 0 });
       if (!LOADS.includes(flags.load as LoadChoice))
         throw new Error(`--load: expected ${LOADS.join(', ')}, got ${flags.load}`);
-      const maxLm = Number(flags.maxLiveMigrations);
-      if (!Number.isInteger(maxLm) || maxLm < 1) {
-        throw new Error(`--max-live-migrations: expected an integer >= 1, got ${flags.maxLiveMigrations}`);
-      }
+      const maxLm = parseIntegerOption('--max-live-migrations', flags.maxLiveMigrations ?? '1', { min: 1 });
       const { cloud } = await setupSim({
         snapshotFile: flags.snapshot,
         synth: flags.synth,

@@ -3,10 +3,11 @@ import { InputError } from '../../errors.js';
 import { readJsonFile } from '../../formats/json-file.js';
 import { writeSnapshot } from '../../formats/snapshot-file.js';
 import type { Snapshot } from '../../model/snapshot.js';
-import { importBitbrains } from '../../snapshot/import-bitbrains.js';
+import { BITBRAINS_MAX_HOSTS, importBitbrains } from '../../snapshot/import-bitbrains.js';
 import { importVmr2lWithWarnings } from '../../snapshot/import-vmr2l.js';
-import { synthesizeSnapshot } from '../../snapshot/synth.js';
+import { SYNTH_LIMITS, synthesizeSnapshot } from '../../snapshot/synth.js';
 import { loadBitbrains } from '../../traces/bitbrains.js';
+import { parseIntegerOption, parseSeedOption } from '../numbers.js';
 
 interface SynthFlags {
   hosts: string;
@@ -29,21 +30,6 @@ interface BitbrainsFlags {
   seed: string;
   at: string;
   output: string;
-}
-
-/** Whole numbers only: "1e3", "2.0" or " 5" are refused rather than guessed at. */
-function integer(flag: string, value: string, min: 0 | 1): number {
-  const n = Number(value);
-  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n < min) {
-    throw new InputError([
-      {
-        path: flag,
-        message: min === 1 ? 'expected a positive integer' : 'expected a non-negative integer',
-        value,
-      },
-    ]);
-  }
-  return n;
 }
 
 /** Option ranges that depend on each other (e.g. --disabled below --hosts) are checked by the maker. */
@@ -81,12 +67,16 @@ export function register(program: Command): void {
     .requiredOption('-o, --output <file>', 'snapshot to write (.json or .json.gz)')
     .action(async (flags: SynthFlags) => {
       const opts = {
-        hosts: integer('--hosts', flags.hosts, 1),
-        servers: integer('--servers', flags.servers, 0),
-        groups: integer('--groups', flags.groups, 0),
-        seed: integer('--seed', flags.seed, 0),
-        aggregates: flags.aggregates === undefined ? 0 : integer('--aggregates', flags.aggregates, 0),
-        disabled: flags.disabled === undefined ? 0 : integer('--disabled', flags.disabled, 0),
+        hosts: parseIntegerOption('--hosts', flags.hosts, { min: 1, max: SYNTH_LIMITS.hosts }),
+        servers: parseIntegerOption('--servers', flags.servers, { min: 0, max: SYNTH_LIMITS.servers }),
+        groups: parseIntegerOption('--groups', flags.groups, { min: 0 }),
+        seed: parseSeedOption('--seed', flags.seed),
+        aggregates:
+          flags.aggregates === undefined
+            ? 0
+            : parseIntegerOption('--aggregates', flags.aggregates, { min: 0 }),
+        disabled:
+          flags.disabled === undefined ? 0 : parseIntegerOption('--disabled', flags.disabled, { min: 0 }),
       };
       await write(
         flags.output,
@@ -124,9 +114,13 @@ export function register(program: Command): void {
     .option('--at <hour>', 'hour of the trace whose load the servers get (0 = first)', '0')
     .requiredOption('-o, --output <file>', 'snapshot to write (.json or .json.gz)')
     .action(async (path: string, flags: BitbrainsFlags) => {
-      const hosts = flags.hosts === undefined ? undefined : integer('--hosts', flags.hosts, 1);
-      const seed = integer('--seed', flags.seed, 0);
-      const at = integer('--at', flags.at, 0);
+      // Checked before the traces are read, which takes a while on the full set.
+      const hosts =
+        flags.hosts === undefined
+          ? undefined
+          : parseIntegerOption('--hosts', flags.hosts, { min: 1, max: BITBRAINS_MAX_HOSTS });
+      const seed = parseSeedOption('--seed', flags.seed);
+      const at = parseIntegerOption('--at', flags.at, { min: 0 });
       const series = await loadBitbrains(path);
       await write(
         flags.output,

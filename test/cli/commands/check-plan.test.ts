@@ -65,6 +65,15 @@ describe('aicerine check-plan', () => {
     expect(out).toContain('budget-exceeded');
   });
 
+  it('refuses a limit of 0 migrations per host, as the policy does', async () => {
+    await expect(run(good, '--per-host-outgoing', '0')).rejects.toThrow(
+      '--per-host-outgoing: expected a positive integer, got "0"',
+    );
+    await expect(run(good, '--global-concurrent', '0')).rejects.toThrow(
+      '--global-concurrent: expected a positive integer, got "0"',
+    );
+  });
+
   it('refuses a malformed flag, saying which', async () => {
     await expect(run(good, '--max-moves', 'lots')).rejects.toThrow(
       '--max-moves: expected a non-negative integer, got "lots"',
