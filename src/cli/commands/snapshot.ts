@@ -1,3 +1,4 @@
+import { stat } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { InputError } from '../../errors.js';
 import { readJsonFile } from '../../formats/json-file.js';
@@ -95,9 +96,11 @@ export function register(program: Command): void {
     .requiredOption('-o, --output <file>', 'snapshot to write (.json or .json.gz)')
     .action(async (file: string, flags: Vmr2lFlags) => {
       const doc = await readJsonFile(file);
+      const fileModified = (await stat(file)).mtime;
       const withLoad = flags.loadFrom === undefined ? undefined : await loadBitbrains(flags.loadFrom);
       const { snapshot: s, warnings } = importVmr2lWithWarnings(doc, {
         file,
+        fileModified,
         ...(flags.cluster === undefined ? {} : { cluster: flags.cluster }),
         ...(withLoad === undefined ? {} : { withLoad }),
       });
