@@ -7,6 +7,7 @@ import type { Snapshot } from '../model/snapshot.js';
 import { aggregateScope, scopedSnapshot } from '../policy/aggregate-scope.js';
 import type { Policy } from '../policy/types.js';
 import { PlanContext } from './context.js';
+import { restateImbalanceInStepOrder } from './describe.js';
 import { balanceStats, round } from './objectives/balance-stats.js';
 import { evacuate } from './phases/evacuate.js';
 import { pack } from './phases/pack.js';
@@ -37,7 +38,8 @@ export function planSnapshot(snapshot: Snapshot, policy: Policy, options: PlanOp
   const started = options.now?.() ?? 0;
   const scope = aggregateScope(snapshot, policy);
   if (scope.issues.length > 0) throw new InputError([...scope.issues]);
-  const state = new ClusterState(scopedSnapshot(snapshot, scope), policy);
+  const scoped = scopedSnapshot(snapshot, scope);
+  const state = new ClusterState(scoped, policy);
   const before = state.aggregates.map((a) => balanceStats(state, a.index));
   const initiallyOccupied = state.hosts.map((_, h) => state.on[h]!.size > 0);
 
@@ -81,6 +83,8 @@ export function planSnapshot(snapshot: Snapshot, policy: Policy, options: PlanOp
       ...(policy.mode === 'pack' ? { spareHosts: spareHosts(state, agg.index, policy.pack.spareHosts) } : {}),
     };
   });
+
+  restateImbalanceInStepOrder(new ClusterState(scoped, policy), aggregates);
 
   return {
     format: PLAN_FORMAT,

@@ -143,7 +143,10 @@ describe('snapshot files', () => {
       png,
       Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d, 0x49, 0x48]),
     );
-    const err = await readSnapshot(png).catch((e: unknown) => e as Error);
+    const err = await readSnapshot(png).then(
+      () => new Error('read'),
+      (e: unknown) => e as Error,
+    );
     expect(err.message).toBe(`${png}: is a binary file, not text (a JSON or YAML document was expected)`);
     const latin1 = join(dir, 'latin1.json');
     writeFileSync(latin1, Buffer.from([0x7b, 0x22, 0xe9, 0x22, 0x7d]));

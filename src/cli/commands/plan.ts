@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Command } from 'commander';
 import { InputError } from '../../errors.js';
+import { checkOutputPath } from '../../formats/output-path.js';
 import { writePlan } from '../../formats/plan-file.js';
 import { readSnapshot } from '../../formats/snapshot-file.js';
 import { PLAN_MODES, type PlanMode } from '../../model/plan.js';
@@ -30,6 +31,7 @@ export function register(program: Command): void {
         json?: boolean;
         output?: string;
       }) => {
+        if (opts.output) await checkOutputPath(opts.output);
         const policy = opts.policy ? await loadPolicyFile(opts.policy) : structuredClone(DEFAULT_POLICY);
         if (opts.mode !== undefined) policy.mode = parseMode(opts.mode);
         if (opts.maxMoves !== undefined)

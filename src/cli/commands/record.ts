@@ -6,6 +6,7 @@ import { parseMetricsPolicy } from '../../cloud/prometheus/policy.js';
 import { recordSnapshot } from '../../cloud/record.js';
 import { openSession } from '../../cloud/session.js';
 import { parseStoragePolicy } from '../../cloud/storage.js';
+import { checkOutputPath } from '../../formats/output-path.js';
 import { writeSnapshot } from '../../formats/snapshot-file.js';
 import { parseNumberOption } from '../numbers.js';
 
@@ -53,6 +54,7 @@ export function register(program: Command): void {
     .requiredOption('-o, --output <file>', 'snapshot file to write (.json or .json.gz)')
     .action(async (flags: RecordFlags) => {
       const historyDays = parseNumberOption('--history-days', flags.historyDays, { min: 0 });
+      await checkOutputPath(flags.output);
       const metricsPolicy = flags.metrics
         ? parseMetricsPolicy(await readSettingsFile(flags.metrics), flags.metrics)
         : undefined;

@@ -2,6 +2,7 @@ import { stat } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { InputError } from '../../errors.js';
 import { readJsonFile } from '../../formats/json-file.js';
+import { checkOutputPath } from '../../formats/output-path.js';
 import { writeSnapshot } from '../../formats/snapshot-file.js';
 import type { Snapshot } from '../../model/snapshot.js';
 import { BITBRAINS_MAX_HOSTS, importBitbrains } from '../../snapshot/import-bitbrains.js';
@@ -79,6 +80,7 @@ export function register(program: Command): void {
         disabled:
           flags.disabled === undefined ? 0 : parseIntegerOption('--disabled', flags.disabled, { min: 0 }),
       };
+      await checkOutputPath(flags.output);
       await write(
         flags.output,
         made(() => synthesizeSnapshot(opts)),
@@ -95,6 +97,7 @@ export function register(program: Command): void {
     .option('--load-from <path>', 'Bitbrains traces folder or hourly CSV: gives each VM a measured load')
     .requiredOption('-o, --output <file>', 'snapshot to write (.json or .json.gz)')
     .action(async (file: string, flags: Vmr2lFlags) => {
+      await checkOutputPath(flags.output);
       const doc = await readJsonFile(file);
       const fileModified = (await stat(file)).mtime;
       const withLoad = flags.loadFrom === undefined ? undefined : await loadBitbrains(flags.loadFrom);
@@ -124,6 +127,7 @@ export function register(program: Command): void {
           : parseIntegerOption('--hosts', flags.hosts, { min: 1, max: BITBRAINS_MAX_HOSTS });
       const seed = parseSeedOption('--seed', flags.seed);
       const at = parseIntegerOption('--at', flags.at, { min: 0 });
+      await checkOutputPath(flags.output);
       const series = await loadBitbrains(path);
       await write(
         flags.output,
