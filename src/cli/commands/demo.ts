@@ -6,7 +6,7 @@ import { recordSnapshot } from '../../cloud/record.js';
 import { openSession } from '../../cloud/session.js';
 import { planSnapshot } from '../../planner/index.js';
 import { DEFAULT_POLICY } from '../../policy/defaults.js';
-import { cloudsYaml, envExports, simAdminConfig } from '../../sim/connect-info.js';
+import { cloudsYaml, envExports, SIM_DEFAULT_PASSWORD, simAdminConfig } from '../../sim/connect-info.js';
 import { demoSynthSpec } from '../../sim/demo-cloud.js';
 import { startSimServer } from '../../sim/http/server.js';
 import { setupSim } from '../../sim/setup.js';
@@ -43,7 +43,7 @@ export function register(program: Command): void {
       const shown = parseIntegerOption('--moves', flags.moves, { min: 0 });
       const started = Date.now();
       const { cloud } = await setupSim({ synth: flags.synth ?? demoSynthSpec(), speed });
-      const password = 'demo';
+      const password = SIM_DEFAULT_PASSWORD;
       const sim = await startSimServer({ cloud, password, port });
       try {
         const disabled = cloud.hosts.filter((h) => h.status === 'disabled').map((h) => h.name);

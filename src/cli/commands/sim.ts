@@ -1,6 +1,6 @@
 // `aicerine sim`: a simulated OpenStack (Keystone, Nova, Placement, Prometheus) on loopback.
 import type { Command } from 'commander';
-import { cloudsYaml, envExports } from '../../sim/connect-info.js';
+import { cloudsYaml, envExports, SIM_DEFAULT_PASSWORD } from '../../sim/connect-info.js';
 import { startSimServer } from '../../sim/http/server.js';
 import { type LoadChoice, setupSim } from '../../sim/setup.js';
 import { parseIntegerOption, parseNumberOption, parsePortOption } from '../numbers.js';
@@ -42,12 +42,15 @@ export function register(program: Command): void {
     .command('sim')
     .description('serve a simulated OpenStack cloud (Keystone, Nova, Placement, Prometheus) on 127.0.0.1')
     .option('--snapshot <file>', 'seed the cloud from a snapshot (.json or .json.gz)')
-    .option('--synth <spec>', 'seed a synthetic cloud: hosts,servers,groups,seed[,aggregates[,disabled]]')
+    .option(
+      '--synth <spec>',
+      'seed a synthetic cloud: hosts,servers,groups,seed[,aggregates[,disabled]]; aggregates and disabled default to 0 (no aggregates). Without --synth or --snapshot: 40,1200,30,1,4,1 (4 aggregates, 1 disabled host)',
+    )
     .option('--port <n>', 'TCP port (0: any free port)', '8790')
     .option('--speed <x>', 'virtual seconds per real second', '1')
     .option('--load <model>', `load model: ${LOADS.join(' | ')} (auto: Bitbrains traces if found)`, 'auto')
     .option('--trace <file>', 'Bitbrains hourly CSV for --load trace/auto')
-    .option('--password <pw>', 'password of the users admin and demo', 'secret')
+    .option('--password <pw>', 'password of the users admin and demo (as in demo)', SIM_DEFAULT_PASSWORD)
     .option('--max-live-migrations <n>', 'default max_concurrent_live_migrations per host', '1')
     .option(
       '--pin-cpu-ratio <host=ratio[@s]>',
