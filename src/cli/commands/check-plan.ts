@@ -4,6 +4,7 @@ import { InputError } from '../../errors.js';
 import { readPlan } from '../../formats/plan-file.js';
 import { readSnapshot } from '../../formats/snapshot-file.js';
 import { loadPolicyFile } from '../../policy/load.js';
+import { describeCommand } from '../command-list.js';
 import { parseIntegerOption, parseNumberOption } from '../numbers.js';
 
 interface CheckPlanFlags {
@@ -45,7 +46,7 @@ async function optionsFrom(flags: CheckPlanFlags): Promise<CheckOptions> {
 export function register(program: Command): void {
   program
     .command('check-plan')
-    .description('check a plan against its snapshot, independently of the planner (exit 1 on any violation)')
+    .description(describeCommand('check-plan'))
     .requiredOption(
       '--snapshot <file>',
       'snapshot the plan was made from (aicerine-snapshot/1, .json or .json.gz)',

@@ -5,6 +5,7 @@ import { readSettingsFile } from '../../cloud/config-file.js';
 import { createLogger } from '../../cloud/log.js';
 import { openSession } from '../../cloud/session.js';
 import { parseSiteDeclarations } from '../../cloud/site.js';
+import { describeCommand } from '../command-list.js';
 import { parseNumberOption } from '../numbers.js';
 
 interface CheckFlags {
@@ -20,9 +21,7 @@ interface CheckFlags {
 export function register(program: Command): void {
   program
     .command('check')
-    .description(
-      'check the preconditions Aicerine needs, per aggregate (exit status 1 when one does not hold)',
-    )
+    .description(describeCommand('check'))
     .option('--cloud <name>', 'cloud in clouds.yaml (default: OS_CLOUD, else the OS_* variables)')
     .option(
       '--site <file>',

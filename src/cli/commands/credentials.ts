@@ -16,6 +16,7 @@ import {
 import { openSession } from '../../cloud/session.js';
 import { InputError } from '../../errors.js';
 import { writingTo } from '../../formats/output-path.js';
+import { describeCommand } from '../command-list.js';
 
 interface CredentialFlags {
   project: string;
@@ -47,9 +48,7 @@ async function prefixes(flags: CredentialFlags): Promise<ServicePrefixes> {
 export function register(program: Command): void {
   program
     .command('credentials')
-    .description(
-      'print the access rules, policy.yaml and openstack commands for the reader and actuator credentials',
-    )
+    .description(describeCommand('credentials'))
     .option('--project <name>', 'project the Aicerine user works in', 'admin')
     .option('--user <name>', 'the Aicerine user', 'aicerine')
     .option('--reader-role <name>', 'dedicated role for reads', 'aicerine-reader')

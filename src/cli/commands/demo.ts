@@ -10,6 +10,7 @@ import { cloudsYaml, envExports, SIM_DEFAULT_PASSWORD, simAdminConfig } from '..
 import { demoSynthSpec } from '../../sim/demo-cloud.js';
 import { startSimServer } from '../../sim/http/server.js';
 import { setupSim } from '../../sim/setup.js';
+import { describeCommand } from '../command-list.js';
 import { formatPlan } from '../format-plan.js';
 import { parseIntegerOption, parseNumberOption, parsePortOption } from '../numbers.js';
 
@@ -25,7 +26,7 @@ interface DemoFlags {
 export function register(program: Command): void {
   program
     .command('demo')
-    .description('try Aicerine without OpenStack: simulate a cloud, record it, plan, print the plan')
+    .description(describeCommand('demo'))
     .option('--keep', 'keep the simulated cloud running afterwards (Ctrl-C stops it)')
     .option('--port <n>', 'simulator port (0: any free port)', '0')
     .option('--speed <x>', 'virtual seconds per real second', '60')

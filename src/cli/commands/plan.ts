@@ -9,13 +9,14 @@ import { planSnapshot } from '../../planner/index.js';
 import { aggregateScope } from '../../policy/aggregate-scope.js';
 import { DEFAULT_POLICY } from '../../policy/defaults.js';
 import { loadPolicyFile } from '../../policy/load.js';
+import { describeCommand } from '../command-list.js';
 import { formatPlan } from '../format-plan.js';
 import { parseIntegerOption } from '../numbers.js';
 
 export function register(program: Command): void {
   program
     .command('plan')
-    .description('plan live migrations for a snapshot (pure: reads files, touches no cloud)')
+    .description(describeCommand('plan'))
     .requiredOption('--snapshot <file>', 'snapshot (aicerine-snapshot/1, .json or .json.gz)')
     .option('--mode <mode>', 'spread | pack (overrides the policy)')
     .option('--max-moves <n>', 'move budget for the whole plan (overrides the policy)')

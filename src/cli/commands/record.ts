@@ -8,6 +8,7 @@ import { openSession } from '../../cloud/session.js';
 import { parseStoragePolicy } from '../../cloud/storage.js';
 import { checkOutputPath } from '../../formats/output-path.js';
 import { writeSnapshot } from '../../formats/snapshot-file.js';
+import { describeCommand } from '../command-list.js';
 import { parseNumberOption } from '../numbers.js';
 
 interface RecordFlags {
@@ -37,7 +38,7 @@ function progressBar(stream: NodeJS.WriteStream): (step: string, done: number, t
 export function register(program: Command): void {
   program
     .command('record')
-    .description('record a snapshot (aicerine-snapshot/1) of a live OpenStack cloud')
+    .description(describeCommand('record'))
     .option('--cloud <name>', 'cloud in clouds.yaml (default: OS_CLOUD, else the OS_* variables)')
     .option('--prometheus <url>', 'Prometheus to read measured loads from')
     .option(

@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { cloudsYaml, envExports, SIM_DEFAULT_PASSWORD } from '../../sim/connect-info.js';
 import { startSimServer } from '../../sim/http/server.js';
 import { type LoadChoice, setupSim } from '../../sim/setup.js';
+import { describeCommand } from '../command-list.js';
 import { parseIntegerOption, parseNumberOption, parsePortOption } from '../numbers.js';
 
 interface SimFlags {
@@ -40,7 +41,7 @@ const LOADS: LoadChoice[] = ['auto', 'trace', 'generated', 'static'];
 export function register(program: Command): void {
   program
     .command('sim')
-    .description('serve a simulated OpenStack cloud (Keystone, Nova, Placement, Prometheus) on 127.0.0.1')
+    .description(describeCommand('sim'))
     .option('--snapshot <file>', 'seed the cloud from a snapshot (.json or .json.gz)')
     .option(
       '--synth <spec>',

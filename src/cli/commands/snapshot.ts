@@ -9,6 +9,7 @@ import { BITBRAINS_MAX_HOSTS, importBitbrains } from '../../snapshot/import-bitb
 import { importVmr2lWithWarnings } from '../../snapshot/import-vmr2l.js';
 import { SYNTH_LIMITS, synthesizeSnapshot } from '../../snapshot/synth.js';
 import { loadBitbrains } from '../../traces/bitbrains.js';
+import { describeCommand } from '../command-list.js';
 import { parseIntegerOption, parseSeedOption } from '../numbers.js';
 
 interface SynthFlags {
@@ -53,9 +54,7 @@ async function write(file: string, s: Snapshot): Promise<void> {
 }
 
 export function register(program: Command): void {
-  const snapshot = program
-    .command('snapshot')
-    .description('make snapshots without a cloud: synthetic or from traces');
+  const snapshot = program.command('snapshot').description(describeCommand('snapshot'));
 
   snapshot
     .command('synth')
