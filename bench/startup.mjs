@@ -10,7 +10,7 @@ const RUNS = Number(process.env.STARTUP_RUNS ?? 9);
 
 // Reports the process's own peak RSS on exit, on stderr, so the measurement needs no extra tool.
 const reportRss =
-  'data:text/javascript,process.on("exit",()=>process.stderr.write(`\\nmaxrss-kb ${process.resourceUsage().maxRSS}\\n`))';
+  'data:text/javascript,process.on("exit",()=>process.stderr.write("\\nmaxrss-kb "+process.resourceUsage().maxRSS+"\\n"))';
 
 const cases = [
   { name: 'aicerine --help', args: ['--help'] },
