@@ -43,14 +43,21 @@ export async function readTextFile(path: string): Promise<string> {
   return decodeText(text, refuse);
 }
 
-// A NUL byte or malformed UTF-8 means an image, an archive or the like: say so, never print it.
+// Control characters (other than tab, line ends and form feed) appear in neither JSON nor YAML:
+// with malformed UTF-8 they mean an image, an archive or the like. Say so, never print the bytes.
+const CONTROL = /[\u0000-\u0008\u000b\u000e-\u001f\u007f]/;
+
 function decodeText(buf: Buffer, refuse: (message: string) => never): string {
-  if (buf.includes(0)) refuse('is a binary file, not text (a JSON or YAML document was expected)');
+  const binary = 'is a binary file, not text (a JSON or YAML document was expected)';
+  if (buf.includes(0)) refuse(binary);
+  let text: string;
   try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(buf);
+    text = new TextDecoder('utf-8', { fatal: true }).decode(buf);
   } catch {
     return refuse('is not UTF-8 text (a JSON or YAML document was expected)');
   }
+  if (CONTROL.test(text)) refuse(binary);
+  return text;
 }
 
 function isGzip(buf: Buffer): boolean {
