@@ -45,6 +45,7 @@ export async function readTextFile(path: string): Promise<string> {
 
 // Control characters (other than tab, line ends and form feed) appear in neither JSON nor YAML:
 // with malformed UTF-8 they mean an image, an archive or the like. Say so, never print the bytes.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
 const CONTROL = /[\u0000-\u0008\u000b\u000e-\u001f\u007f]/;
 
 function decodeText(buf: Buffer, refuse: (message: string) => never): string {

@@ -51,7 +51,10 @@ function paths(
   out: (string | number)[][] = [],
 ): (string | number)[][] {
   out.push(prefix);
-  if (Array.isArray(doc)) doc.forEach((v, i) => paths(v, [...prefix, i], out));
+  if (Array.isArray(doc))
+    doc.forEach((v, i) => {
+      paths(v, [...prefix, i], out);
+    });
   else if (doc !== null && typeof doc === 'object')
     for (const [k, v] of Object.entries(doc)) paths(v, [...prefix, k], out);
   return out;
@@ -306,6 +309,7 @@ describe('fuzz: the plan and check-plan commands on mutated files', () => {
             expect(err.message).not.toMatch(/\n\s+at /);
             expect(existsSync(out)).toBe(false);
             // A binary file is refused in words, not by echoing its bytes.
+            // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
             expect(err.message).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\ufffd]/);
             counts.refused++;
           }
