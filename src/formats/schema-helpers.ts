@@ -43,7 +43,15 @@ const KIND_WORDS: Record<string, string> = {
 
 /** Turns zod's issues into ours, with the offending value looked up in the input. */
 export function toInputIssues(error: z.ZodError, input: unknown, file?: string): InputIssue[] {
-  return error.issues.map((issue) => {
+  return error.issues.flatMap((issue): InputIssue[] => {
+    // An unknown key is most often a typo: name it where it is, one issue per key.
+    if (issue.code === 'unrecognized_keys') {
+      return issue.keys.map((key) => ({
+        file,
+        path: formatPath([...issue.path, key]),
+        message: 'unknown key (a typo?)',
+      }));
+    }
     const path = issue.path;
     const value = lookup(input, path);
     let message = issue.message;
@@ -53,11 +61,10 @@ export function toInputIssues(error: z.ZodError, input: unknown, file?: string):
       message = `expected ${KIND_WORDS[issue.expected] ?? issue.expected}`;
     }
     if (issue.code === 'invalid_type' && value === undefined) message = `missing (${message})`;
-    if (issue.code === 'unrecognized_keys') return { file, path: formatPath(path), message };
     if (issue.code === 'invalid_value' && 'values' in issue) {
       message = `expected one of ${issue.values.map((v) => describeValue(v)).join(', ')}`;
     }
-    return { file, path: formatPath(path), message, value };
+    return [{ file, path: formatPath(path), message, value }];
   });
 }
 
