@@ -3,7 +3,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/cloud/log.js';
 import { openSession } from '../../src/cloud/session.js';
 import { parseServiceConfig } from '../../src/config/load.js';

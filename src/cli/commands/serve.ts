@@ -7,6 +7,7 @@ import { loadServiceConfig } from '../../config/load.js';
 import { systemClock } from '../../executor/ports.js';
 import { openServiceParts } from '../../service/open.js';
 import { AicerineService } from '../../service/service.js';
+import { describeCommand } from '../command-list.js';
 
 interface ServeFlags {
   config: string;
@@ -17,7 +18,7 @@ interface ServeFlags {
 export function register(program: Command): void {
   program
     .command('serve')
-    .description('run the control loop: record, plan and act per aggregate as configured')
+    .description(describeCommand('serve'))
     .requiredOption('-c, --config <file>', 'service configuration (YAML), see docs/configuration.md')
     .option('--once', 'run one cycle, wait for what it started, print its report and exit')
     .option('-v, --verbose', 'debug logging (never secrets)')
