@@ -176,7 +176,7 @@ describe('parseServiceConfig: every problem names the file, the key, the value a
       }),
     ).toEqual([
       'aicerine.yaml: aggregates.gold.policy.minGain: expected a non-negative number, got -1',
-      'aicerine.yaml: aggregates.gold.policy: Unrecognized key: "spred"',
+      'aicerine.yaml: aggregates.gold.policy.spred: unknown key (a typo?)',
       "aicerine.yaml: aggregates.silver.policy.aggregates: not used here: an aggregate's policy applies to that aggregate",
     ]);
     expect(await problems({ defaults: { policy: { dimensions: [{ name: 'gpu', weight: 1 }] } } })).toEqual([
@@ -231,7 +231,7 @@ describe('credentials and secrets', () => {
       config: { method: 'application-credential' },
     });
     expect(await problems({ openstack: { reader: { cloud: 'r', inline } } })).toEqual([
-      'aicerine.yaml: openstack.reader: give cloud or inline, not both, got an object',
+      'aicerine.yaml: openstack.reader: give cloud or inline, not both, got a mapping of keys',
     ]);
   });
 
