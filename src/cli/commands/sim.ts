@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { cloudsYaml, envExports } from '../../sim/connect-info.js';
 import { startSimServer } from '../../sim/http/server.js';
+import { parseTimingSpec } from '../../sim/model.js';
 import { type LoadChoice, setupSim } from '../../sim/setup.js';
 
 interface SimFlags {
@@ -14,6 +15,8 @@ interface SimFlags {
   password: string;
   maxLiveMigrations?: string;
   pinCpuRatio: string[];
+  timing: string[];
+  migrationProgress?: boolean;
   verbose?: boolean;
 }
 
@@ -54,6 +57,16 @@ export function register(program: Command): void {
       collect,
       [],
     )
+    .option(
+      '--timing <key=seconds>',
+      'live-migration timing, e.g. scheduleSeconds=0.2 or completionLagSeconds=0 (docs/simulator.md); repeatable',
+      collect,
+      [],
+    )
+    .option(
+      '--migration-progress',
+      'report memory_* progress of running migrations (libvirt) instead of null',
+    )
     .option('-v, --verbose', 'log every request')
     .action(async (flags: SimFlags) => {
       const port = Number(flags.port);
@@ -75,6 +88,8 @@ export function register(program: Command): void {
         load: flags.load as LoadChoice,
         tracePath: flags.trace,
         maxConcurrentLiveMigrations: maxLm,
+        timing: Object.assign({}, ...flags.timing.map(parseTimingSpec)),
+        migrationProgress: flags.migrationProgress === true,
       });
       for (const spec of flags.pinCpuRatio) {
         const pin = parsePin(spec);
