@@ -179,13 +179,25 @@ function destinationProblem(cloud: SimCloud, s: SimServer, dest: SimHost): Refus
     return filter(`ComputeFilter: compute service of ${dest.name} is down.`);
   }
   const g = cloud.groupOfServer.get(s.uuid);
-  if (g && g.policy === 'anti-affinity') {
+  // The anti-affinity filter counts the scheduler's view of the host's instances, stale entries
+  // included; a server it already sees there passes (Nova's move-operation exception).
+  const seen = schedulerView(cloud, dest.name);
+  if (g && g.policy === 'anti-affinity' && !seen.has(s.uuid)) {
     const max = g.rules.max_server_per_host ?? 1;
     let onDest = 0;
+    let ghosts = 0;
     for (const member of g.members) {
-      if (member !== s.uuid && cloud.serversByUuid.get(member)?.host === dest.name) onDest++;
+      if (member === s.uuid) continue;
+      if (cloud.serversByUuid.get(member)?.host === dest.name) onDest++;
+      else if (seen.has(member)) ghosts++;
     }
-    if (onDest >= max) return filter('ServerGroupAntiAffinityFilter rejected the host.');
+    if (onDest + ghosts >= max) {
+      return filter(
+        ghosts > 0
+          ? `ServerGroupAntiAffinityFilter rejected the host: the scheduler still counts ${ghosts} moved group member(s) there until the host's instance sync.`
+          : 'ServerGroupAntiAffinityFilter rejected the host.',
+      );
+    }
   }
   if (g && g.policy === 'affinity') {
     const others = g.members.filter((u) => u !== s.uuid).map((u) => cloud.serversByUuid.get(u)?.host);
@@ -194,6 +206,24 @@ function destinationProblem(cloud: SimCloud, s: SimServer, dest: SimHost): Refus
     }
   }
   return null;
+}
+
+/** Servers the scheduler still believes are on a host although they left it (expired ones dropped). */
+function schedulerView(cloud: SimCloud, host: string): ReadonlySet<string> {
+  const ghosts = cloud.schedulerGhosts.get(host);
+  if (!ghosts) return new Set();
+  const now = cloud.nowMs();
+  for (const [uuid, until] of ghosts) if (until <= now) ghosts.delete(uuid);
+  if (ghosts.size === 0) cloud.schedulerGhosts.delete(host);
+  return new Set(ghosts.keys());
+}
+
+function addGhost(cloud: SimCloud, host: string | null, serverUuid: string): void {
+  const seconds = cloud.timing.schedulerSyncSeconds;
+  if (host === null || seconds <= 0) return;
+  const ghosts = cloud.schedulerGhosts.get(host) ?? new Map<string, number>();
+  ghosts.set(serverUuid, cloud.nowMs() + seconds * 1000);
+  cloud.schedulerGhosts.set(host, ghosts);
 }
 
 function pickDestination(cloud: SimCloud, s: SimServer): SimHost | undefined {
@@ -255,6 +285,7 @@ function finishCompleted(cloud: SimCloud, m: SimMigration): void {
   const s = m.server;
   cloud.relocate(s, m.dest as string);
   clearTask(cloud, s);
+  addGhost(cloud, m.source, s.uuid);
   const epoch = ++m.epoch;
   cloud.at(cloud.nowMs() + cloud.timing.completionLagSeconds * 1000, () => {
     if (m.epoch !== epoch) return;
@@ -269,6 +300,7 @@ function finishRolledBack(cloud: SimCloud, m: SimMigration, status: 'failed' | '
   // Rollback: one move puts the migration record's source claim back on the instance,
   // replacing (and so dropping) its destination claim.
   cloud.placement.moveAllocations(m.uuid, s.uuid);
+  if (status === 'failed' || status === 'cancelled') addGhost(cloud, m.dest, s.uuid);
   setStatus(cloud, m, status);
   clearTask(cloud, s);
   release(cloud, m);

@@ -146,6 +146,12 @@ export interface SimTiming {
    * migration still says running (and the source claim is still held).
    */
   completionLagSeconds: number;
+  /**
+   * Seconds the scheduler keeps counting a migrated server on the host it left, or a rolled-back
+   * one on the destination it did not reach (nova-compute's scheduler_instance_sync_interval,
+   * 120 s): its anti-affinity filter refuses that host to the server's group siblings meanwhile.
+   */
+  schedulerSyncSeconds: number;
   /** Seconds a pause or unpause takes (task_state pausing/unpausing until then). */
   pauseSeconds: number;
   /** When > 0, every migration stays "running" this long instead of the cost model's time (like the lab's live_migration_seconds). */
@@ -179,6 +185,7 @@ export const DEFAULT_TIMING: Readonly<SimTiming> = {
   forceCompleteSeconds: 1,
   completionLagSeconds: 0.5,
   pauseSeconds: 0.5,
+  schedulerSyncSeconds: 120,
   holdSeconds: 0,
 };
 
@@ -244,6 +251,12 @@ export class SimCloud {
 
   /** Why a migration ended in "error" (the conductor's reason; Nova logs it, the API does not show it). */
   readonly lastErrors = new Map<number, string>();
+  /**
+   * The scheduler's stale instance view: host -> server uuid -> until (virtual ms). After a
+   * live migration the scheduler still counts the server on the host it left (or, after a
+   * rollback, on the one it did not reach) until that compute's periodic instance sync.
+   */
+  readonly schedulerGhosts = new Map<string, Map<string, number>>();
   private eventTimeMs: number | null = null;
 
   /** Live migrations fail while true (like the lab's live_migration_fail file, empty). */

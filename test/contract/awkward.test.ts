@@ -543,3 +543,25 @@ describe('smaller API behaviours', () => {
     }
   });
 });
+
+describe("the scheduler's view of a server group", () => {
+  it('refuses a sibling the host a group member just left (until that host syncs, up to 2 min)', async () => {
+    const a = w.servers.a.id;
+    const b = w.servers.b.id;
+    const aHost = await hostOf(a);
+    const free = otherHost(aHost, [await hostOf(b)]);
+    const since = new Date();
+    await w.session.nova.liveMigrate(a, free);
+    expect((await follow(a, since)).status).toBe('completed');
+    await settled(a);
+    const after = await lastMigrationId(b);
+    await w.session.nova.liveMigrate(b, aHost);
+    const m = await followNew(b, after);
+    // The lab's computes resync the scheduler every 120 s, each at its own phase: a sync in the
+    // few seconds since a left lets b through (seldom; 0 of 2 runs measured). The simulator
+    // keeps the stale entry the whole interval, so there it must be refused.
+    if (w.target === 'sim') expect(m.status).toBe('error');
+    else expect(['error', 'completed']).toContain(m.status);
+    await settled(b);
+  });
+});

@@ -169,6 +169,51 @@ describe('placement claims while migrating', () => {
   });
 });
 
+describe("the scheduler's stale instance view", () => {
+  const grouped = () =>
+    snapshot([host('c1'), host('c2'), host('c3'), host('c4')], [server(1, 'c1'), server(2, 'c2')], {
+      serverGroups: [
+        { id: 'g1', name: 'g', policy: 'anti-affinity', members: [id(1), id(2)], projectId: 'p' },
+      ],
+    });
+
+  it('refuses a sibling the host a member just left, until the sync interval has passed', () => {
+    const cloud = frozenCloud(grouped());
+    const a = startLiveMigration(cloud, { serverUuid: id(1), host: 'c3' });
+    cloud.advance(60);
+    expect(a.status).toBe('completed');
+    const b = startLiveMigration(cloud, { serverUuid: id(2), host: 'c1' });
+    cloud.advance(T.scheduleSeconds);
+    expect(b.status).toBe('error');
+    expect(cloud.lastErrors.get(b.id)).toMatch(/still counts 1 moved group member/);
+    // The member itself may go back where the scheduler still sees it.
+    cloud.advance(T.schedulerSyncSeconds);
+    const b2 = startLiveMigration(cloud, { serverUuid: id(2), host: 'c1' });
+    cloud.advance(60);
+    expect(b2.status).toBe('completed');
+  });
+
+  it('counts a rolled-back member on the destination it did not reach', () => {
+    const cloud = frozenCloud(grouped());
+    cloud.failServers.add(id(1));
+    const a = startLiveMigration(cloud, { serverUuid: id(1), host: 'c3' });
+    cloud.advance(60);
+    expect(a.status).toBe('failed');
+    const b = startLiveMigration(cloud, { serverUuid: id(2), host: 'c3' });
+    cloud.advance(T.scheduleSeconds);
+    expect(b.status).toBe('error');
+  });
+
+  it('has no memory when the sync interval is 0', () => {
+    const cloud = frozenCloud(grouped(), { timing: { schedulerSyncSeconds: 0 } });
+    startLiveMigration(cloud, { serverUuid: id(1), host: 'c3' });
+    cloud.advance(60);
+    const b = startLiveMigration(cloud, { serverUuid: id(2), host: 'c1' });
+    cloud.advance(60);
+    expect(b.status).toBe('completed');
+  });
+});
+
 describe('max_concurrent_live_migrations', () => {
   it('queues outgoing migrations beyond the host limit and starts them as slots free', () => {
     const cloud = frozenCloud(twoHosts());
