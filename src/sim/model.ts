@@ -147,8 +147,8 @@ export interface SimTiming {
    */
   completionLagSeconds: number;
   /**
-   * Seconds the scheduler keeps counting a migrated server on the host it left, or a rolled-back
-   * one on the destination it did not reach (nova-compute's scheduler_instance_sync_interval,
+   * Seconds the scheduler keeps counting a migrated server on the host it left, or a failed one
+   * on the destination it did not reach (nova-compute's scheduler_instance_sync_interval,
    * 120 s): its anti-affinity filter refuses that host to the server's group siblings meanwhile.
    */
   schedulerSyncSeconds: number;
@@ -254,7 +254,7 @@ export class SimCloud {
   /**
    * The scheduler's stale instance view: host -> server uuid -> until (virtual ms). After a
    * live migration the scheduler still counts the server on the host it left (or, after a
-   * rollback, on the one it did not reach) until that compute's periodic instance sync.
+   * failure, on the one it did not reach) until that compute's periodic instance sync.
    */
   readonly schedulerGhosts = new Map<string, Map<string, number>>();
   private eventTimeMs: number | null = null;
