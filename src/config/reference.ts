@@ -177,7 +177,8 @@ rolling day, so there is no burst at midnight). Moves left = the smallest \`limi
 limits that apply; the one that binds is named in the reason shown to operators (on a tie, the
 longest-lived: waiting for the next cycle would not help). Emergency moves count against the
 emergency budget only, and normal moves never use it. The global \`budgets\` apply on top of every
-aggregate's.
+aggregate's. The planner policy's own \`budget.maxMoves\` limits the size of a plan; these budgets
+limit how many of its moves start, and when.
 
 ## The older site file
 
