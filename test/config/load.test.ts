@@ -141,6 +141,16 @@ describe('parseServiceConfig: every problem names the file, the key, the value a
     ]);
   });
 
+  it('wrong shapes say what was expected', async () => {
+    expect(
+      await problems({ paused: 'yes', budgets: 5, defaults: { windows: 'Sat 22:00 - Sun 06:00 UTC' } }),
+    ).toEqual([
+      'aicerine.yaml: paused: expected true or false, got "yes"',
+      'aicerine.yaml: budgets: expected a mapping, got 5',
+      'aicerine.yaml: defaults.windows: expected a list of windows such as ["Sat 22:00 - Sun 06:00 Europe/Paris"], got "Sat 22:00 - Sun 06:00 UTC"',
+    ]);
+  });
+
   it('rules between keys, reported where the deciding key is set', async () => {
     expect(
       await problems({
