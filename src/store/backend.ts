@@ -1,6 +1,6 @@
-// The two SQL backends and the few places where their SQL differs: column types for long text,
-// table options, upserts, and how a write transaction takes its locks. Everything else is one
-// Kysely query that runs on both.
+// The two SQL backends and what differs between them for every repository: the long-text column
+// type and how a write transaction takes its locks. (Upserts differ too; the repositories that
+// need one branch on the backend where they do it.) Everything else is one Kysely query for both.
 
 import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
 import type { Database } from './schema.js';
