@@ -1,6 +1,5 @@
 // A user's policy file (YAML or JSON): validated strictly (an unknown key is a typo, not a
 // wish), merged over DEFAULT_POLICY, and compiled into the Policy the planner reads.
-import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { InputError } from '../errors.js';
 import { nonEmpty, nonNeg, nonNegInt, posInt, positive, toInputIssues } from '../formats/schema-helpers.js';
@@ -42,7 +41,13 @@ const userPolicy = z.strictObject({
       overheadSeconds: nonNeg().optional(),
       stopCopyThresholdMB: positive().optional(),
       maxIterations: posInt().optional(),
-      learned: z.strictObject({ intercept: nonNeg(), secondsPerGiB: nonNeg() }).optional(),
+      learned: z
+        .strictObject({
+          intercept: nonNeg(),
+          secondsPerGiB: nonNeg(),
+          secondsPerGiBPerDirtyMBps: nonNeg().optional(),
+        })
+        .optional(),
     })
     .optional(),
 });
@@ -112,6 +117,8 @@ export function compilePolicy(doc: unknown, file?: string): Policy {
 
 export async function loadPolicyFile(path: string): Promise<Policy> {
   const text = await readTextFile(path);
+  // Loaded here, not at start-up: the YAML parser is a fifth of a plan's start-up time.
+  const { parse: parseYaml } = await import('yaml');
   let doc: unknown;
   try {
     doc = parseYaml(text);

@@ -1,9 +1,11 @@
 // Builds a simulated cloud from what the command line gives: a snapshot file or a synthetic
 // spec, and a load model (Bitbrains traces when found, generated load otherwise).
+
 import { readSnapshot } from '../formats/snapshot-file.js';
 import type { Snapshot } from '../model/snapshot.js';
 import { type SynthOptions, synthesizeSnapshot } from '../snapshot/synth.js';
 import { findBitbrainsHourly, loadBitbrainsHourly } from '../traces/bitbrains.js';
+import { readJsonNumber } from '../util/json-number.js';
 import { SimClock } from './clock.js';
 import { generatedLoadModel, type LoadModel, staticLoadModel, traceLoadModel } from './load.js';
 import { SimCloud } from './model.js';
@@ -39,8 +41,8 @@ export function parseSynthSpec(spec: string): SynthOptions {
         `--synth ${spec}: part ${i + 1} (${JSON.stringify(p)}): expected ${SYNTH_FIELDS.join(',')}`,
       );
     }
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < 0) {
+    const n = readJsonNumber(v ?? '');
+    if (n === undefined || !Number.isInteger(n) || n < 0) {
       throw new Error(`--synth ${spec}: ${k}: expected a non-negative integer, got ${JSON.stringify(v)}`);
     }
     values[k as (typeof SYNTH_FIELDS)[number]] = n;

@@ -4,11 +4,16 @@ import { formatReport, runChecks } from '../../cloud/check.js';
 import { readSettingsFile } from '../../cloud/config-file.js';
 import { createLogger } from '../../cloud/log.js';
 import { openSession } from '../../cloud/session.js';
-import { parseSiteDeclarations } from '../../cloud/site.js';
+import { parseSiteDeclarations, type SiteDeclarations } from '../../cloud/site.js';
+import { sessionSourceFor } from '../../config/credentials.js';
+import { loadServiceConfig } from '../../config/load.js';
+import { describeCommand } from '../command-list.js';
+import { parseNumberOption } from '../numbers.js';
 
 interface CheckFlags {
   cloud?: string;
   site?: string;
+  config?: string;
   historyDays: string;
   json?: boolean;
   probeRatios?: boolean;
@@ -19,13 +24,15 @@ interface CheckFlags {
 export function register(program: Command): void {
   program
     .command('check')
-    .description(
-      'check the preconditions Aicerine needs, per aggregate (exit status 1 when one does not hold)',
-    )
+    .description(describeCommand('check'))
     .option('--cloud <name>', 'cloud in clouds.yaml (default: OS_CLOUD, else the OS_* variables)')
     .option(
+      '--config <file>',
+      'the service configuration (aicerine.yaml): its windows, ratio bounds, nova.conf ratios, storage and reader credential',
+    )
+    .option(
       '--site <file>',
-      'site declarations (YAML/JSON): maintenance windows, ratio bounds, nova.conf ratios, storage',
+      'the older standalone site file (YAML/JSON) with the same declarations; --config is the newer form',
     )
     .option('--history-days <n>', 'days of os-migrations history to look at', '90')
     .option(
@@ -36,20 +43,22 @@ export function register(program: Command): void {
     .option('--json', 'print the report as JSON')
     .option('-v, --verbose', 'log every request (without secrets)')
     .action(async (flags: CheckFlags) => {
-      const historyDays = Number(flags.historyDays);
-      if (!Number.isFinite(historyDays) || historyDays < 0) {
-        throw new Error(
-          `--history-days: expected a number of days, got ${JSON.stringify(flags.historyDays)}`,
-        );
+      const historyDays = parseNumberOption('--history-days', flags.historyDays, { min: 0 });
+      const probeWait = parseNumberOption('--probe-wait', flags.probeWait, { min: 0, aboveMin: true });
+      if (flags.site && flags.config)
+        throw new Error('--site and --config: give one (--config is the newer form)');
+      let site: SiteDeclarations | undefined;
+      let source = {};
+      if (flags.config) {
+        const loaded = await loadServiceConfig(flags.config);
+        for (const w of loaded.warnings) process.stderr.write(`warning: ${w}\n`);
+        site = loaded.config.site;
+        source = sessionSourceFor(loaded.config.openstack.reader);
+      } else if (flags.site) {
+        site = parseSiteDeclarations(await readSettingsFile(flags.site), flags.site);
       }
-      const probeWait = Number(flags.probeWait);
-      if (!Number.isFinite(probeWait) || probeWait <= 0) {
-        throw new Error(`--probe-wait: expected a number of seconds, got ${JSON.stringify(flags.probeWait)}`);
-      }
-      const site = flags.site
-        ? parseSiteDeclarations(await readSettingsFile(flags.site), flags.site)
-        : undefined;
       const session = await openSession({
+        ...source,
         ...(flags.cloud ? { load: { cloud: flags.cloud } } : {}),
         logger: createLogger({ level: flags.verbose ? 'debug' : 'warn' }),
       });

@@ -74,6 +74,8 @@ export interface NovaServer {
   /** null when the server boots from a volume. */
   imageId: string | null;
   volumeIds: string[];
+  /** The fault Nova recorded on the server (set when it is in ERROR), else null. */
+  fault: string | null;
 }
 
 export interface NovaServerGroup {
@@ -195,6 +197,7 @@ export function parseServer(v: unknown): NovaServer {
     metadata: strMap(s.metadata),
     imageId,
     volumeIds: volumes.filter((x) => x !== ''),
+    fault: s.fault && typeof s.fault === 'object' ? optStr(s.fault as Rec, 'message') : null,
   };
 }
 
@@ -310,8 +313,9 @@ export class NovaClient {
     return listWithMarker((p, q) => this.get(p, q), path, key, query, this.pageSize);
   }
 
-  async listServices(binary = 'nova-compute'): Promise<NovaService[]> {
-    const body = asRec(await this.get('/os-services', { binary }), 'GET /os-services');
+  /** Compute services; `host` narrows the list to one host (one small answer, not the whole cloud). */
+  async listServices(binary = 'nova-compute', host?: string): Promise<NovaService[]> {
+    const body = asRec(await this.get('/os-services', { binary, host }), 'GET /os-services');
     return (Array.isArray(body.services) ? body.services : []).map(parseService);
   }
 
@@ -342,11 +346,18 @@ export class NovaClient {
     return (await this.paged('/os-hypervisors/detail', 'hypervisors')).map(parseHypervisor);
   }
 
-  /** Servers of every project with host attributes and embedded flavors (extra specs included). */
-  async listServers(filters: { host?: string; allTenants?: boolean } = {}): Promise<NovaServer[]> {
+  /**
+   * Servers of every project with host attributes and embedded flavors (extra specs included).
+   * With `changesSince` (ISO 8601): only servers whose updated_at is at or after it, deleted
+   * ones included with status DELETED (Nova lists deleted servers only to such a query).
+   */
+  async listServers(
+    filters: { host?: string; allTenants?: boolean; changesSince?: string } = {},
+  ): Promise<NovaServer[]> {
     const query: Query = {
       all_tenants: filters.allTenants === false ? undefined : 1,
       host: filters.host,
+      'changes-since': filters.changesSince,
     };
     return (await this.paged('/servers/detail', 'servers', query)).map(parseServer);
   }
@@ -375,10 +386,17 @@ export class NovaClient {
   }
 
   async listMigrations(
-    filters: { changesSince?: string; migrationType?: string; serverId?: string; host?: string } = {},
+    filters: {
+      changesSince?: string;
+      migrationType?: string;
+      serverId?: string;
+      host?: string;
+      status?: string;
+    } = {},
   ): Promise<NovaMigration[]> {
     const query = {
       'changes-since': filters.changesSince,
+      status: filters.status,
       migration_type: filters.migrationType,
       instance_uuid: filters.serverId,
       host: filters.host,
