@@ -13,10 +13,17 @@ import {
 } from '../model/snapshot.js';
 import { mapLimit } from './concurrency.js';
 import { isCloudError } from './errors.js';
-import type { NovaAggregate, NovaHypervisor, NovaMigration, NovaServer } from './openstack/nova.js';
+import type {
+  NovaAggregate,
+  NovaHypervisor,
+  NovaMigration,
+  NovaServer,
+  NovaServerGroup,
+  NovaService,
+} from './openstack/nova.js';
 import { FINAL_MIGRATION_STATUSES } from './openstack/nova.js';
 import { listWithMarker } from './openstack/paging.js';
-import type { ResourceProvider } from './openstack/placement.js';
+import type { PlacementInventory, ResourceProvider } from './openstack/placement.js';
 import { type LoadedMetrics, loadMetrics } from './prometheus/loads.js';
 import { DEFAULT_METRICS_POLICY, type MetricsPolicy } from './prometheus/policy.js';
 import type { CloudSession } from './session.js';
@@ -134,6 +141,56 @@ async function sriovServers(session: CloudSession, warnings: string[]): Promise<
   }
 }
 
+/** What one reading of the cloud gave, before it becomes a snapshot: the raw API objects. */
+export interface CloudReads {
+  /** nova-compute services. */
+  services: NovaService[];
+  aggregates: NovaAggregate[];
+  hypervisors: NovaHypervisor[];
+  /** Servers in any order (`assembleSnapshot` sorts them). */
+  servers: NovaServer[];
+  groups: NovaServerGroup[];
+  /** Live migrations in any order, in-progress ones included. */
+  migrations: NovaMigration[];
+  /** Servers with an SR-IOV port, or undefined when Neutron was not read. */
+  sriov: Set<string> | undefined;
+  providers: ResourceProvider[];
+  /** Inventories and usages by resource provider uuid. */
+  placement: Map<string, ProviderData>;
+}
+
+export interface ProviderData {
+  inventories: Record<string, PlacementInventory>;
+  usages: Record<string, number>;
+}
+
+/** The start of the migration history window, as Nova's `changes-since` wants it. */
+export function historySince(now: Date, historyDays = 30): string {
+  return new Date(now.getTime() - historyDays * 86_400_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/** Reads inventories and usages of these providers, 16 at a time. */
+export async function readProviders(
+  session: CloudSession,
+  uuids: readonly string[],
+): Promise<Map<string, ProviderData>> {
+  const { placement } = session;
+  const data = await mapLimit([...uuids], 16, async (uuid) => {
+    const [inv, usages] = await Promise.all([placement.getInventories(uuid), placement.getUsages(uuid)]);
+    return { inventories: inv.inventories, usages };
+  });
+  return new Map(uuids.map((u, i) => [u, data[i] as ProviderData]));
+}
+
+/** SR-IOV ports, unless turned off: `undefined` (with a warning) when Neutron is not there. */
+export async function readSriov(
+  session: CloudSession,
+  opts: RecordOptions,
+  warnings: string[],
+): Promise<Set<string> | undefined> {
+  return opts.neutron === 'never' ? undefined : sriovServers(session, warnings);
+}
+
 export async function recordSnapshot(session: CloudSession, opts: RecordOptions = {}): Promise<RecordResult> {
   const now = opts.now ?? (() => new Date());
   const warnings: string[] = [];
@@ -162,47 +219,97 @@ export async function recordSnapshot(session: CloudSession, opts: RecordOptions 
   step('hypervisors');
   const hypervisors = await nova.listHypervisors();
   step('servers');
-  const novaServers = await nova.listServers();
+  const servers = await nova.listServers();
   step('server groups');
   const groups = await nova.listServerGroups(true);
   step('migrations');
-  const since = new Date(now().getTime() - (opts.historyDays ?? 30) * 86_400_000);
   const migrations = await nova.listMigrations({
-    changesSince: since.toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    changesSince: historySince(now(), opts.historyDays),
     migrationType: 'live-migration',
   });
   step('ports');
-  const sriov = opts.neutron === 'never' ? undefined : await sriovServers(session, warnings);
+  const sriov = await readSriov(session, opts, warnings);
 
   step('placement');
   const providers = await placement.listResourceProviders();
+  const rpOfHost = mapProvidersToHosts(providers, hypervisors);
+  const wanted = [...services]
+    .sort((a, b) => a.host.localeCompare(b.host))
+    .map((svc) => rpOfHost.get(svc.host)?.uuid)
+    .filter((u): u is string => u !== undefined);
+  const placementData = await readProviders(session, wanted);
+
+  step('metrics');
+  const reads: CloudReads = {
+    services,
+    aggregates,
+    hypervisors,
+    servers,
+    groups,
+    migrations,
+    sriov,
+    providers,
+    placement: placementData,
+  };
+  const result = await assembleSnapshot(session, reads, opts, warnings);
+  opts.onProgress?.('done', steps.length, steps.length);
+  return result;
+}
+
+/** A snapshot built from what was read, before loads are measured, and what it kept. */
+export interface BuiltSnapshot {
+  result: RecordResult;
+  /** The servers the snapshot kept, as read (Prometheus targets). */
+  kept: NovaServer[];
+}
+
+/**
+ * Builds the snapshot from what was read, then measures loads from Prometheus (when the session
+ * has it) for the hosts and servers it kept. The full and the incremental recorder both end
+ * here, so they cannot disagree on what a reading means.
+ */
+export async function assembleSnapshot(
+  session: CloudSession,
+  reads: CloudReads,
+  opts: RecordOptions,
+  warnings: string[],
+): Promise<RecordResult> {
+  const built = buildSnapshot(session, reads, opts, warnings);
+  await addLoads(session, built, opts);
+  return built.result;
+}
+
+/** The snapshot of what was read (no loads yet): pure but for the clock and the source name. */
+export function buildSnapshot(
+  session: CloudSession,
+  reads: CloudReads,
+  opts: RecordOptions,
+  warnings: string[],
+): BuiltSnapshot {
+  const now = opts.now ?? (() => new Date());
+  const { services, aggregates, hypervisors, groups, migrations, sriov, providers } = reads;
   const rpOfHost = mapProvidersToHosts(providers, hypervisors);
   const aggsOfHost = new Map<string, NovaAggregate[]>();
   for (const a of aggregates) for (const h of a.hosts) aggsOfHost.set(h, [...(aggsOfHost.get(h) ?? []), a]);
 
   const hosts: Host[] = [];
   const sortedServices = [...services].sort((a, b) => a.host.localeCompare(b.host));
-  const placementData = await mapLimit(sortedServices, 16, async (svc) => {
+  for (const svc of sortedServices) {
     const rp = rpOfHost.get(svc.host);
-    if (!rp) return undefined;
-    const [inv, usage] = await Promise.all([placement.getInventories(rp.uuid), placement.getUsages(rp.uuid)]);
-    return { inv, usage };
-  });
-  sortedServices.forEach((svc, i) => {
-    const data = placementData[i];
+    const data = rp ? reads.placement.get(rp.uuid) : undefined;
     if (!data) {
       warnings.push(`host ${svc.host}: no Placement resource provider found; host and its servers left out`);
-      return;
+      continue;
     }
     const inventory: Record<string, Inventory> = {};
-    for (const [rc, inv] of Object.entries(data.inv.inventories)) {
+    for (const [rc, inv] of Object.entries(data.inventories)) {
       inventory[rc] = { total: inv.total, reserved: inv.reserved, allocationRatio: inv.allocationRatio };
     }
     if (!inventory.VCPU || !inventory.MEMORY_MB) {
       warnings.push(
         `host ${svc.host}: no VCPU or MEMORY_MB inventory in Placement; host and its servers left out`,
       );
-      return;
+      continue;
     }
     const hostAggs = aggsOfHost.get(svc.host) ?? [];
     const az = hostAggs.find((a) => a.availabilityZone)?.availabilityZone ?? svc.zone ?? 'nova';
@@ -217,16 +324,16 @@ export async function recordSnapshot(session: CloudSession, opts: RecordOptions 
         ...(svc.disabledReason ? { disabledReason: svc.disabledReason } : {}),
       },
       inventory,
-      usage: { ...data.usage },
+      usage: { ...data.usages },
     });
-  });
+  }
   const hostNames = new Set(hosts.map((h) => h.name));
 
   const servers: Server[] = [];
   const kept: NovaServer[] = [];
   const storageOf = new Map<string, StorageDecision>();
   let unplaced = 0;
-  for (const s of [...novaServers].sort((a, b) => a.id.localeCompare(b.id))) {
+  for (const s of [...reads.servers].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))) {
     if (!s.host) {
       unplaced++;
       continue;
@@ -293,30 +400,6 @@ export async function recordSnapshot(session: CloudSession, opts: RecordOptions 
     if (rec) migrationHistory.push(rec);
   }
 
-  step('metrics');
-  let metrics: LoadedMetrics | undefined;
-  if (session.prometheus) {
-    metrics = await loadMetrics(
-      session.prometheus,
-      opts.metricsPolicy ?? DEFAULT_METRICS_POLICY,
-      {
-        hosts: hosts.map((h) => h.name),
-        servers: kept.map((s) => ({ id: s.id, instanceName: s.instanceName, host: s.host ?? '' })),
-      },
-      now(),
-    );
-    for (const h of hosts) {
-      const load = metrics.hostLoads.get(h.name);
-      if (load) h.load = load;
-    }
-    for (const s of servers) {
-      const load = metrics.serverLoads.get(s.id);
-      if (load) s.load = load;
-    }
-    for (const p of metrics.health.problems) warnings.push(`metrics: ${p}`);
-  }
-  opts.onProgress?.('done', steps.length, steps.length);
-
   const snapshot: Snapshot = {
     format: SNAPSHOT_FORMAT,
     takenAt: now()
@@ -328,5 +411,48 @@ export async function recordSnapshot(session: CloudSession, opts: RecordOptions 
     serverGroups,
   };
   if (migrationHistory.length > 0) snapshot.migrationHistory = migrationHistory;
-  return { snapshot, warnings, metrics, storage: storageOf, aggregates, migrations, providers: rpOfHost };
+  return {
+    result: {
+      snapshot,
+      warnings,
+      metrics: undefined,
+      storage: storageOf,
+      aggregates,
+      migrations,
+      providers: rpOfHost,
+    },
+    kept,
+  };
+}
+
+/** Measures host and server loads from Prometheus, when the session has it, into the snapshot. */
+export async function addLoads(
+  session: CloudSession,
+  built: BuiltSnapshot,
+  opts: RecordOptions,
+): Promise<void> {
+  if (!session.prometheus) return;
+  const now = opts.now ?? (() => new Date());
+  const { snapshot, warnings } = built.result;
+  const { hosts, servers } = snapshot;
+  const kept = built.kept;
+  const metrics = await loadMetrics(
+    session.prometheus,
+    opts.metricsPolicy ?? DEFAULT_METRICS_POLICY,
+    {
+      hosts: hosts.map((h) => h.name),
+      servers: kept.map((s) => ({ id: s.id, instanceName: s.instanceName, host: s.host ?? '' })),
+    },
+    now(),
+  );
+  for (const h of hosts) {
+    const load = metrics.hostLoads.get(h.name);
+    if (load) h.load = load;
+  }
+  for (const s of servers) {
+    const load = metrics.serverLoads.get(s.id);
+    if (load) s.load = load;
+  }
+  for (const p of metrics.health.problems) warnings.push(`metrics: ${p}`);
+  built.result.metrics = metrics;
 }

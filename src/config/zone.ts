@@ -127,9 +127,10 @@ export function addDays(
   };
 }
 
-/** "Sat 2026-12-05 22:00 CET": an instant as the zone's wall clock, for operators. */
+/** "Sat 2026-12-05 22:00 GMT+1": an instant as the zone's wall clock, for operators. */
 export function formatInZone(instant: number, zone: string): string {
-  const parts = new Intl.DateTimeFormat('en-GB', {
+  // Offsets rather than abbreviations: ICU has abbreviations for few zones outside the US.
+  const parts = new Intl.DateTimeFormat('en-US', {
     timeZone: zone,
     hourCycle: 'h23',
     weekday: 'short',
@@ -138,7 +139,7 @@ export function formatInZone(instant: number, zone: string): string {
     day: '2-digit',
     hour: '2-digit',
     minute: '2-digit',
-    timeZoneName: 'short',
+    timeZoneName: 'shortOffset',
   }).formatToParts(new Date(instant));
   const p = (t: string) => parts.find((x) => x.type === t)?.value ?? '';
   return `${p('weekday')} ${p('year')}-${p('month')}-${p('day')} ${p('hour')}:${p('minute')} ${p('timeZoneName')}`;

@@ -188,6 +188,8 @@ export class SimCloud {
   readonly servers: SimServer[] = [];
   readonly serversByUuid = new Map<string, SimServer>();
   readonly serversByProject = new Map<string, number[]>();
+  /** Deleted servers, oldest deletion first: Nova keeps their rows and lists them to `changes-since`. */
+  readonly deletedServers: SimServer[] = [];
   readonly flavors = new Map<string, SimFlavor>();
   readonly groups: SimGroup[] = [];
   readonly groupsByUuid = new Map<string, SimGroup>();

@@ -35,10 +35,11 @@ export function connect(options: StoreOptions): StoreContext {
     // WAL: readers never block the writer. synchronous=FULL: a commit is on disk when it returns,
     // so the journal survives power loss as well as a killed process. Foreign keys are off by
     // default in SQLite and must be asked for on every connection.
+    // The busy timeout first: switching a new file to WAL takes a lock another process may hold.
+    database.pragma(`busy_timeout = ${Math.max(0, Math.trunc(options.busyTimeoutMs ?? 5000))}`);
     database.pragma('journal_mode = WAL');
     database.pragma('synchronous = FULL');
     database.pragma('foreign_keys = ON');
-    database.pragma(`busy_timeout = ${Math.max(0, Math.trunc(options.busyTimeoutMs ?? 5000))}`);
     return { db: new Kysely<Database>({ dialect: new SqliteDialect({ database }) }), backend: 'sqlite' };
   }
   const pool = createPool({

@@ -237,10 +237,50 @@ function initialSchema(backend: StoreBackend): Migration {
   };
 }
 
+// Prevention keeps an intent before each Placement write and its outcome after (so a restart
+// never mistakes its own write for someone else's), and a list of hosts it stopped writing.
+function preventionRecords(backend: StoreBackend): Migration {
+  return {
+    async up(db: Kysely<unknown>): Promise<void> {
+      const s = db.schema;
+      await tableOptions(
+        backend,
+        s
+          .createTable('ratio_intents')
+          .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+          .addColumn('change_id', KEY, (c) => c.notNull())
+          .addColumn('host', KEY, (c) => c.notNull())
+          .addColumn('rp_uuid', KEY, (c) => c.notNull())
+          .addColumn('aggregate', KEY, (c) => c.notNull())
+          .addColumn('from_ratio', REAL, (c) => c.notNull())
+          .addColumn('to_ratio', REAL, (c) => c.notNull())
+          .addColumn('reason', 'text', (c) => c.notNull())
+          .addColumn('state', 'varchar(16)', (c) => c.notNull())
+          .addColumn('at', TIME, (c) => c.notNull())
+          .addColumn('detail', 'text'),
+      ).execute();
+      await s.createIndex('ratio_intents_host').on('ratio_intents').columns(['host', 'id']).execute();
+      await s.createIndex('ratio_intents_at').on('ratio_intents').column('at').execute();
+      await tableOptions(
+        backend,
+        s
+          .createTable('ratio_pins')
+          .addColumn('host', KEY, (c) => c.primaryKey())
+          .addColumn('rp_uuid', KEY, (c) => c.notNull())
+          .addColumn('expected', REAL, (c) => c.notNull())
+          .addColumn('found', REAL, (c) => c.notNull())
+          .addColumn('at', TIME, (c) => c.notNull())
+          .addColumn('reason', 'text', (c) => c.notNull()),
+      ).execute();
+    },
+  };
+}
+
 /** The migrations in order; their names sort in that order (the Migrator runs them sorted). */
 export function storeMigrations(backend: StoreBackend): Record<string, Migration> {
   return {
     '0001-initial-schema': initialSchema(backend),
+    '0002-prevention-records': preventionRecords(backend),
   };
 }
 
@@ -253,11 +293,35 @@ export const MIGRATION_LOCK_TABLE = 'aicerine_migration_lock';
  * schema could lose data.
  */
 export async function migrateToLatest(db: Kysely<Database>, backend: StoreBackend): Promise<string[]> {
+  if (backend === 'mysql') return runMigrator(db, backend, false);
+  // Kysely's migration lock is a no-op on SQLite (it assumes one connection), so two processes
+  // opening a new file at once would both migrate. One IMMEDIATE transaction around the whole
+  // run makes the second wait (busy timeout) and then find the work done; DDL is transactional
+  // in SQLite, so a failed migration leaves nothing half-made.
+  return db.connection().execute(async (conn) => {
+    await sql`begin immediate`.execute(conn);
+    try {
+      const ran = await runMigrator(conn, backend, true);
+      await sql`commit`.execute(conn);
+      return ran;
+    } catch (err) {
+      await sql`rollback`.execute(conn);
+      throw err;
+    }
+  });
+}
+
+async function runMigrator(
+  db: Kysely<Database>,
+  backend: StoreBackend,
+  inOuterTransaction: boolean,
+): Promise<string[]> {
   const migrator = new Migrator({
     db,
     provider: { getMigrations: async () => storeMigrations(backend) },
     migrationTableName: MIGRATION_TABLE,
     migrationLockTableName: MIGRATION_LOCK_TABLE,
+    disableTransactions: inOuterTransaction,
   });
   const { error, results } = await migrator.migrateToLatest();
   if (error !== undefined) {

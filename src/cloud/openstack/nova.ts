@@ -346,11 +346,18 @@ export class NovaClient {
     return (await this.paged('/os-hypervisors/detail', 'hypervisors')).map(parseHypervisor);
   }
 
-  /** Servers of every project with host attributes and embedded flavors (extra specs included). */
-  async listServers(filters: { host?: string; allTenants?: boolean } = {}): Promise<NovaServer[]> {
+  /**
+   * Servers of every project with host attributes and embedded flavors (extra specs included).
+   * With `changesSince` (ISO 8601): only servers whose updated_at is at or after it, deleted
+   * ones included with status DELETED (Nova lists deleted servers only to such a query).
+   */
+  async listServers(
+    filters: { host?: string; allTenants?: boolean; changesSince?: string } = {},
+  ): Promise<NovaServer[]> {
     const query: Query = {
       all_tenants: filters.allTenants === false ? undefined : 1,
       host: filters.host,
+      'changes-since': filters.changesSince,
     };
     return (await this.paged('/servers/detail', 'servers', query)).map(parseServer);
   }
@@ -379,10 +386,17 @@ export class NovaClient {
   }
 
   async listMigrations(
-    filters: { changesSince?: string; migrationType?: string; serverId?: string; host?: string } = {},
+    filters: {
+      changesSince?: string;
+      migrationType?: string;
+      serverId?: string;
+      host?: string;
+      status?: string;
+    } = {},
   ): Promise<NovaMigration[]> {
     const query = {
       'changes-since': filters.changesSince,
+      status: filters.status,
       migration_type: filters.migrationType,
       instance_uuid: filters.serverId,
       host: filters.host,

@@ -2,7 +2,8 @@
 // failing migrations, host state, ratio pinning) and read its true state.
 import { exportSnapshot } from '../export.js';
 import type { FaultInjector, FaultKind } from '../faults.js';
-import { MIGRATION_STATUSES, type SimCloud } from '../model.js';
+import { MIGRATION_STATUSES, type SimCloud, SimError } from '../model.js';
+import { createServer, type NewServer } from '../server-lifecycle.js';
 import { type Ctx, isRecord, type Route, route, sendJson } from './respond.js';
 
 export const CONTROL_PREFIX = '/sim';
@@ -78,6 +79,35 @@ export function controlRoutes(cloud: SimCloud, faults: FaultInjector): Route[] {
           error: cloud.lastErrors.get(m.id) ?? null,
         })),
       });
+    }),
+    route('POST', '/servers', (ctx) => {
+      const b = isRecord(ctx.body) ? ctx.body : {};
+      const f = isRecord(b.flavor) ? b.flavor : undefined;
+      if (typeof b.name !== 'string' || !b.name) return bad(ctx, 'name: expected a non-empty string');
+      if (typeof b.host !== 'string') return bad(ctx, 'host: expected a host name');
+      const num = (k: string) =>
+        f && typeof f[k] === 'number' && (f[k] as number) >= 0 ? (f[k] as number) : -1;
+      if (!f || typeof f.name !== 'string' || num('vcpus') < 1 || num('ramMB') < 1 || num('diskGB') < 0) {
+        return bad(
+          ctx,
+          'flavor: expected {"name": string, "vcpus": n >= 1, "ramMB": n >= 1, "diskGB": n >= 0}',
+        );
+      }
+      const req: NewServer = {
+        name: b.name,
+        host: b.host,
+        flavor: { name: f.name, vcpus: num('vcpus'), ramMB: num('ramMB'), diskGB: num('diskGB') },
+      };
+      if (typeof b.projectId === 'string') req.projectId = b.projectId;
+      if (typeof b.sharedStorage === 'boolean') req.sharedStorage = b.sharedStorage;
+      if (typeof b.group === 'string') req.group = b.group;
+      try {
+        const s = createServer(cloud, req);
+        sendJson(ctx, 201, { server: { id: s.uuid, name: s.name, host: s.host } });
+      } catch (e) {
+        if (!(e instanceof SimError)) throw e;
+        sendJson(ctx, e.status, { error: e.message });
+      }
     }),
     route('GET', '/faults', (ctx) => sendJson(ctx, 200, { faults: faults.list() })),
     route('POST', '/faults', (ctx) => {

@@ -10,6 +10,7 @@ import {
   type SimServer,
   upperBound,
 } from '../model.js';
+import { deleteServer } from '../server-lifecycle.js';
 import { atLeast, fmt, NOVA_VERSIONS, requestedVersion, type Version } from './microversion.js';
 import {
   aggregateView,
@@ -181,6 +182,15 @@ export function novaRoutes(cloud: SimCloud): Route[] {
       wrap(null, (ctx, v, [id]) => {
         const s = visibleServer(ctx, cloud, id as string);
         sendJson(ctx, 200, { server: serverView(v, s, true, isAdmin(ctx)) });
+      }),
+    ),
+    route(
+      'DELETE',
+      '/v2.1/servers/{id}',
+      wrap(null, (ctx, _v, [id]) => {
+        const s = visibleServer(ctx, cloud, id as string);
+        deleteServer(cloud, s.uuid);
+        sendEmpty(ctx, 204);
       }),
     ),
     route(
@@ -403,28 +413,48 @@ function listServers(ctx: Ctx, v: ViewCtx, cloud: SimCloud, detail: boolean, adm
   const status = q.get('status')?.toUpperCase() ?? null;
   const name = q.get('name');
   const nameRe = name ? safeRegex(name) : null;
-
-  // The narrowest index that answers the filter; the rest is checked item by item.
-  let base: readonly number[] | null = null;
-  if (host !== null) base = cloud.hostsByName.get(host)?.servers ?? [];
-  else if (projectFilter) base = cloud.serversByProject.get(projectFilter) ?? [];
-
-  let start = 0;
-  const marker = q.get('marker');
-  if (marker !== null) {
-    const m = cloud.serversByUuid.get(marker);
-    if (!m) throw new Fault(400, `marker [${marker}] not found`);
-    start = base ? upperBound(base, m.order) : m.order + 1;
+  const since = parseTime(q.get('changes-since'), 'changes-since');
+  const before = atLeast(v.version, 2, 66) ? parseTime(q.get('changes-before'), 'changes-before') : undefined;
+  if (since !== undefined && before !== undefined && since > before) {
+    throw new Fault(400, 'The value of changes-since must be less than or equal to changes-before.');
   }
-  const total = base ? base.length : cloud.servers.length;
+  const keep = (s: SimServer): boolean =>
+    !(projectFilter && s.projectId !== projectFilter) &&
+    !(host !== null && s.host !== host) &&
+    !(status !== null && s.status !== status) &&
+    !(nameRe && !nameRe.test(s.name)) &&
+    !(since !== undefined && s.updatedMs < since) &&
+    !(before !== undefined && s.updatedMs > before);
+
+  const marker = q.get('marker');
   const out: SimServer[] = [];
-  for (let i = start; i < total && out.length < limit; i++) {
-    const s = cloud.servers[base ? (base[i] as number) : i] as SimServer;
-    if (projectFilter && s.projectId !== projectFilter) continue;
-    if (host !== null && s.host !== host) continue;
-    if (status !== null && s.status !== status) continue;
-    if (nameRe && !nameRe.test(s.name)) continue;
-    out.push(s);
+  if (since !== undefined || before !== undefined) {
+    // Nova filters on updated_at and, only then, lists deleted servers too (status DELETED).
+    const all = [...cloud.servers.filter(keep), ...cloud.deletedServers.filter(keep)];
+    all.sort((a, b) => b.createdMs - a.createdMs);
+    let start = 0;
+    if (marker !== null) {
+      const i = all.findIndex((s) => s.uuid === marker);
+      if (i < 0) throw new Fault(400, `marker [${marker}] not found`);
+      start = i + 1;
+    }
+    out.push(...all.slice(start, start + limit));
+  } else {
+    // The narrowest index that answers the filter; the rest is checked item by item.
+    let base: readonly number[] | null = null;
+    if (host !== null) base = cloud.hostsByName.get(host)?.servers ?? [];
+    else if (projectFilter) base = cloud.serversByProject.get(projectFilter) ?? [];
+    let start = 0;
+    if (marker !== null) {
+      const m = cloud.serversByUuid.get(marker);
+      if (!m) throw new Fault(400, `marker [${marker}] not found`);
+      start = base ? upperBound(base, m.order) : m.order + 1;
+    }
+    const total = base ? base.length : cloud.servers.length;
+    for (let i = start; i < total && out.length < limit; i++) {
+      const s = cloud.servers[base ? (base[i] as number) : i] as SimServer;
+      if (keep(s)) out.push(s);
+    }
   }
   const body: Record<string, unknown> = { servers: out.map((s) => serverView(v, s, detail, admin)) };
   const last = out.at(-1);
