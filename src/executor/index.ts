@@ -21,6 +21,7 @@ export {
   resolveExecutorSettings,
 } from './settings.js';
 export { MigrationSlots } from './slots.js';
+export { type StoreSinks, storeSinks } from './store-sinks.js';
 
 export interface StartRequest {
   aggregate: string;
