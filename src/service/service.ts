@@ -18,6 +18,7 @@ import type { Clock } from '../executor/ports.js';
 import { ExecutorService } from '../executor/service.js';
 import { resolveExecutorSettings } from '../executor/settings.js';
 import { MigrationSlots } from '../executor/slots.js';
+import { storeSinks } from '../executor/store-sinks.js';
 import { ControlLoop, type CycleReport } from '../loop/cycle.js';
 import type { CloudRead, CloudReader } from '../loop/ports.js';
 import { shadowReport } from '../loop/shadow.js';
@@ -30,7 +31,6 @@ import { hostRatioStates } from '../prevention/observe.js';
 import { RatioWriter } from '../prevention/writer.js';
 import type { Store } from '../store/store.js';
 import { RecorderCloudReader } from './cloud-reader.js';
-import { storeAuditSink, storeCostSampleSink, storeQuarantineSink } from './executor-sinks.js';
 import { executorSettings, loopSettings, ratioSettings, timeoutSettings } from './loop-settings.js';
 
 export interface ServiceDeps {
@@ -87,9 +87,7 @@ export class AicerineService {
       settings,
       slots: new MigrationSlots(settings.limits),
       timeoutFor: (m) => this.timeoutFor(m),
-      quarantine: storeQuarantineSink(store),
-      costs: storeCostSampleSink(store),
-      audit: storeAuditSink(store),
+      ...storeSinks(store),
       logger,
     });
     this.executor = new ExecutorService(executor, {
