@@ -317,6 +317,29 @@ export class AicerineService {
         now: () => new Date(this.deps.clock.now()),
         dryRun,
       });
+      const at = new Date(this.deps.clock.now()).toISOString();
+      for (const a of r.applied)
+        await this.deps.store.audit.record({
+          actor: 'prevention',
+          action: `ratio.${a.outcome}`,
+          target: `host:${a.host}`,
+          detail: { aggregate: agg.name, from: a.from, to: a.to, found: a.found ?? null, detail: a.detail },
+          at,
+        });
+      for (const o of r.overwrites) {
+        // Someone else (nova.conf's cpu_allocation_ratio, another tool) owns this host's ratio.
+        this.deps.logger.warn(`prevention: ${o.host}: VCPU ratio rewritten behind our back; no longer written`, {
+          expected: o.expected,
+          found: o.found,
+        });
+        await this.deps.store.audit.record({
+          actor: 'prevention',
+          action: 'ratio.pinned',
+          target: `host:${o.host}`,
+          detail: { aggregate: agg.name, expected: o.expected, found: o.found, reason: o.reason },
+          at,
+        });
+      }
       out.push({
         aggregate: agg.name,
         changes: r.applied.filter((x) => x.outcome === 'written').length,
