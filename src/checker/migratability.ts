@@ -9,6 +9,8 @@ export function whyNotMigratable(server: Server): string[] {
   if (server.status !== 'ACTIVE') reasons.push(`status is ${server.status}`);
   if (server.taskState !== null) reasons.push(`task state is ${server.taskState}`);
   if (server.metadata?.['aicerine:exclude'] === 'true') reasons.push('metadata aicerine:exclude is "true"');
+  const held = server.metadata?.['aicerine:hold'];
+  if (held !== undefined && held !== '') reasons.push(`held by Aicerine (metadata aicerine:hold: ${held})`);
   if (!server.sharedStorage) reasons.push('uses local storage');
   if (server.sriov === true) reasons.push('has SR-IOV ports');
 

@@ -60,7 +60,7 @@ function formatAggregate(agg: AggregatePlan, maxShown: number): string[] {
   return lines;
 }
 
-function table(rows: string[][]): string[] {
+export function table(rows: string[][]): string[] {
   const widths: number[] = [];
   for (const row of rows) {
     row.forEach((c, i) => {

@@ -1,6 +1,8 @@
 import { Command } from 'commander';
 import { register as registerCheck } from './commands/check.js';
 import { register as registerCheckPlan } from './commands/check-plan.js';
+import { register as registerConfig } from './commands/config.js';
+import { register as registerCosts } from './commands/costs.js';
 import { register as registerCredentials } from './commands/credentials.js';
 import { register as registerDemo } from './commands/demo.js';
 import { register as registerPlan } from './commands/plan.js';
@@ -23,6 +25,8 @@ registerDemo(program);
 registerRecord(program);
 registerCheck(program);
 registerCredentials(program);
+registerConfig(program);
+registerCosts(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   process.stderr.write(`aicerine: ${err instanceof Error ? err.message : String(err)}\n`);

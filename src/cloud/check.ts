@@ -222,9 +222,7 @@ export async function runChecks(session: CloudSession, opts: CheckOptions = {}):
       title: 'maintenance windows are declared',
       status: windows.length ? 'ok' : 'fail',
       details: windows.length
-        ? windows.map(
-            (w) => `${w.days.join(',')} ${w.start}-${w.end}${w.timezone ? ` ${w.timezone}` : ' UTC'}`,
-          )
+        ? windows.map((w) => w.text)
         : ['none declared for this aggregate (site file: maintenanceWindows)'],
       why: 'Live migrations cost bandwidth and briefly pause guests; operators choose when that is acceptable',
       ifNot: 'Aicerine has no time it may act in and will only plan, never execute',

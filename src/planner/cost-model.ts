@@ -14,12 +14,13 @@ export interface MigrationSubject {
  * dirty rate is at or above the bandwidth it never converges and we charge the iteration cap.
  */
 export function estimateMigrationSeconds(subject: MigrationSubject, model: CostModelPolicy): number {
+  const dirty = subject.dirtyRateMBps ?? model.defaultDirtyRateMBps;
   if (model.learned) {
-    const s = model.learned.intercept + model.learned.secondsPerGiB * (subject.ramMB / 1024);
+    const { intercept, secondsPerGiB, secondsPerGiBPerDirtyMBps } = model.learned;
+    const s = intercept + (subject.ramMB / 1024) * (secondsPerGiB + (secondsPerGiBPerDirtyMBps ?? 0) * dirty);
     return roundSeconds(Math.max(model.overheadSeconds, s));
   }
   const bw = model.bandwidthMBps;
-  const dirty = subject.dirtyRateMBps ?? model.defaultDirtyRateMBps;
   let remaining = subject.ramMB;
   let seconds = 0;
   for (let i = 0; i < model.maxIterations; i++) {

@@ -19,6 +19,8 @@ export function whyNotMigratable(server: Server, sourceUp: boolean): string | nu
   if (server.status !== 'ACTIVE') return `status is ${server.status}, not ACTIVE`;
   if (server.taskState !== null) return `task state ${server.taskState} in progress`;
   if (server.metadata?.['aicerine:exclude'] === 'true') return 'opted out (metadata aicerine:exclude=true)';
+  const held = server.metadata?.['aicerine:hold'];
+  if (held !== undefined && held !== '') return `held by Aicerine: ${held}`;
   if (!server.sharedStorage) return 'local storage (out of live-migration scope)';
   if (server.sriov === true) return 'SR-IOV port';
   for (const [key, value] of Object.entries(server.flavor.extraSpecs ?? {})) {

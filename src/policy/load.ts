@@ -42,7 +42,13 @@ const userPolicy = z.strictObject({
       overheadSeconds: nonNeg().optional(),
       stopCopyThresholdMB: positive().optional(),
       maxIterations: posInt().optional(),
-      learned: z.strictObject({ intercept: nonNeg(), secondsPerGiB: nonNeg() }).optional(),
+      learned: z
+        .strictObject({
+          intercept: nonNeg(),
+          secondsPerGiB: nonNeg(),
+          secondsPerGiBPerDirtyMBps: nonNeg().optional(),
+        })
+        .optional(),
     })
     .optional(),
 });

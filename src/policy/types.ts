@@ -30,8 +30,13 @@ export interface CostModelPolicy {
   stopCopyThresholdMB: number;
   /** Pre-copy iterations before it gives up converging (Nova/libvirt would then pause or post-copy). */
   maxIterations: number;
-  /** Learned linear coefficients: seconds = a + b * ramGiB; when given they replace the pre-copy estimate. */
-  learned?: { intercept: number; secondsPerGiB: number } | undefined;
+  /**
+   * Learned coefficients (src/costs): seconds = a + ramGiB * (b + c * dirtyMBps), c optional, the
+   * dirty rate defaulting to defaultDirtyRateMBps; when given they replace the pre-copy estimate.
+   */
+  learned?:
+    | { intercept: number; secondsPerGiB: number; secondsPerGiBPerDirtyMBps?: number | undefined }
+    | undefined;
 }
 
 export interface Policy {

@@ -56,6 +56,7 @@ export function exportSnapshot(cloud: SimCloud): Snapshot {
       load: s.status === 'SHUTOFF' ? { cpu: 0, memoryMB: 0 } : { cpu: load.cpu, memoryMB: load.memoryMB },
     };
     if (s.sriov) out.sriov = true;
+    if (s.dirtyRateMBps !== undefined) out.dirtyRateMBps = s.dirtyRateMBps;
     if (Object.keys(s.metadata).length > 0) out.metadata = { ...s.metadata };
     return out;
   });

@@ -24,6 +24,7 @@ const srv = (id: string, extra: Partial<NovaServer> = {}): NovaServer => ({
   metadata: {},
   imageId: null,
   volumeIds: [],
+  fault: null,
   ...extra,
 });
 

@@ -37,4 +37,13 @@ describe('pre-copy migration cost model', () => {
     const learned = { ...model, learned: { intercept: 10, secondsPerGiB: 3 } };
     expect(estimateMigrationSeconds({ ramMB: 4096 }, learned)).toBe(22);
   });
+
+  it('a learned dirty-rate term adds seconds per GiB per MiB/s, the policy default standing in for an unknown rate', () => {
+    const learned = {
+      ...model,
+      learned: { intercept: 10, secondsPerGiB: 1, secondsPerGiBPerDirtyMBps: 0.01 },
+    };
+    expect(estimateMigrationSeconds({ ramMB: 4096, dirtyRateMBps: 100 }, learned)).toBe(10 + 4 * (1 + 1));
+    expect(estimateMigrationSeconds({ ramMB: 4096 }, learned)).toBe(10 + 4 * (1 + 0.5));
+  });
 });

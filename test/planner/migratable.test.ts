@@ -9,6 +9,12 @@ describe('whyNotMigratable (formats.md guarantee 5)', () => {
     { name: 'task state', spec: { taskState: 'resize_prep' }, why: /task state/ },
     { name: 'opt-out metadata', spec: { metadata: { 'aicerine:exclude': 'true' } }, why: /opted out/ },
     { name: 'opt-out metadata other value', spec: { metadata: { 'aicerine:exclude': 'false' } }, why: null },
+    {
+      name: 'held by the loop',
+      spec: { metadata: { 'aicerine:hold': 'cooldown until noon' } },
+      why: /held by Aicerine: cooldown until noon/,
+    },
+    { name: 'empty hold is no hold', spec: { metadata: { 'aicerine:hold': '' } }, why: null },
     { name: 'local storage', spec: { sharedStorage: false }, why: /local storage/ },
     { name: 'SR-IOV port', spec: { sriov: true }, why: /SR-IOV/ },
     { name: 'PCI passthrough', spec: { extraSpecs: { 'pci_passthrough:alias': 'gpu:1' } }, why: /PCI/ },

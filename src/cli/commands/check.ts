@@ -4,11 +4,14 @@ import { formatReport, runChecks } from '../../cloud/check.js';
 import { readSettingsFile } from '../../cloud/config-file.js';
 import { createLogger } from '../../cloud/log.js';
 import { openSession } from '../../cloud/session.js';
-import { parseSiteDeclarations } from '../../cloud/site.js';
+import { parseSiteDeclarations, type SiteDeclarations } from '../../cloud/site.js';
+import { sessionSourceFor } from '../../config/credentials.js';
+import { loadServiceConfig } from '../../config/load.js';
 
 interface CheckFlags {
   cloud?: string;
   site?: string;
+  config?: string;
   historyDays: string;
   json?: boolean;
   probeRatios?: boolean;
@@ -24,8 +27,12 @@ export function register(program: Command): void {
     )
     .option('--cloud <name>', 'cloud in clouds.yaml (default: OS_CLOUD, else the OS_* variables)')
     .option(
+      '--config <file>',
+      'the service configuration (aicerine.yaml): its windows, ratio bounds, nova.conf ratios, storage and reader credential',
+    )
+    .option(
       '--site <file>',
-      'site declarations (YAML/JSON): maintenance windows, ratio bounds, nova.conf ratios, storage',
+      'the older standalone site file (YAML/JSON) with the same declarations; --config is the newer form',
     )
     .option('--history-days <n>', 'days of os-migrations history to look at', '90')
     .option(
@@ -46,10 +53,20 @@ export function register(program: Command): void {
       if (!Number.isFinite(probeWait) || probeWait <= 0) {
         throw new Error(`--probe-wait: expected a number of seconds, got ${JSON.stringify(flags.probeWait)}`);
       }
-      const site = flags.site
-        ? parseSiteDeclarations(await readSettingsFile(flags.site), flags.site)
-        : undefined;
+      if (flags.site && flags.config)
+        throw new Error('--site and --config: give one (--config is the newer form)');
+      let site: SiteDeclarations | undefined;
+      let source = {};
+      if (flags.config) {
+        const loaded = await loadServiceConfig(flags.config);
+        for (const w of loaded.warnings) process.stderr.write(`warning: ${w}\n`);
+        site = loaded.config.site;
+        source = sessionSourceFor(loaded.config.openstack.reader);
+      } else if (flags.site) {
+        site = parseSiteDeclarations(await readSettingsFile(flags.site), flags.site);
+      }
       const session = await openSession({
+        ...source,
         ...(flags.cloud ? { load: { cloud: flags.cloud } } : {}),
         logger: createLogger({ level: flags.verbose ? 'debug' : 'warn' }),
       });

@@ -74,6 +74,8 @@ export interface NovaServer {
   /** null when the server boots from a volume. */
   imageId: string | null;
   volumeIds: string[];
+  /** The fault Nova recorded on the server (set when it is in ERROR), else null. */
+  fault: string | null;
 }
 
 export interface NovaServerGroup {
@@ -195,6 +197,7 @@ export function parseServer(v: unknown): NovaServer {
     metadata: strMap(s.metadata),
     imageId,
     volumeIds: volumes.filter((x) => x !== ''),
+    fault: s.fault && typeof s.fault === 'object' ? optStr(s.fault as Rec, 'message') : null,
   };
 }
 
@@ -310,8 +313,9 @@ export class NovaClient {
     return listWithMarker((p, q) => this.get(p, q), path, key, query, this.pageSize);
   }
 
-  async listServices(binary = 'nova-compute'): Promise<NovaService[]> {
-    const body = asRec(await this.get('/os-services', { binary }), 'GET /os-services');
+  /** Compute services; `host` narrows the list to one host (one small answer, not the whole cloud). */
+  async listServices(binary = 'nova-compute', host?: string): Promise<NovaService[]> {
+    const body = asRec(await this.get('/os-services', { binary, host }), 'GET /os-services');
     return (Array.isArray(body.services) ? body.services : []).map(parseService);
   }
 

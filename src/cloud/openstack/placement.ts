@@ -142,6 +142,22 @@ export class PlacementClient {
     return out;
   }
 
+  /** What one consumer (a server, a migration record) holds, per provider and resource class. */
+  async getConsumerAllocations(consumer: string): Promise<Record<string, Record<string, number>>> {
+    const body = await this.get(`/allocations/${encodeURIComponent(consumer)}`);
+    const out: Record<string, Record<string, number>> = {};
+    const raw = body.allocations && typeof body.allocations === 'object' ? (body.allocations as Rec) : {};
+    for (const [rp, entry] of Object.entries(raw)) {
+      const resources = entry && typeof entry === 'object' ? (entry as Rec).resources : undefined;
+      const amounts: Record<string, number> = {};
+      if (resources && typeof resources === 'object') {
+        for (const [rc, n] of Object.entries(resources as Rec)) if (typeof n === 'number') amounts[rc] = n;
+      }
+      out[rp] = amounts;
+    }
+    return out;
+  }
+
   async getTraits(rpUuid: string): Promise<string[]> {
     return strList((await this.get(`/resource_providers/${encodeURIComponent(rpUuid)}/traits`)).traits);
   }

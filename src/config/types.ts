@@ -1,0 +1,124 @@
+// The configuration the service runs with: parsed, validated, defaults merged. The control loop,
+// the executor and prevention read these types; nothing downstream sees the YAML.
+import type { CloudConfig } from '../cloud/auth/config.js';
+import type { AggregateDeclarations, SiteDeclarations } from '../cloud/site.js';
+import type { StoragePolicy } from '../cloud/storage.js';
+import type { Policy } from '../policy/types.js';
+import type { WeeklyWindow } from './windows.js';
+
+export const AGGREGATE_MODES = ['observe', 'assisted', 'active'] as const;
+export type AggregateMode = (typeof AGGREGATE_MODES)[number];
+
+/** Where a credential comes from. Secrets stay where the operator keeps them. */
+export type CredentialRef =
+  /** OS_CLOUD, else the OS_* variables, like the other commands. */
+  | { kind: 'environment' }
+  | { kind: 'clouds-yaml'; cloud: string }
+  /** Written in the configuration file (allowInlineSecrets). */
+  | { kind: 'inline'; config: CloudConfig };
+
+export type SecretSource =
+  | { kind: 'file'; path: string }
+  | { kind: 'env'; variable: string }
+  | { kind: 'inline'; value: string };
+
+export type StoreConfig =
+  | { kind: 'sqlite'; path: string }
+  | {
+      kind: 'mysql';
+      /** host or socketPath is set. */
+      host: string | null;
+      port: number | null;
+      socketPath: string | null;
+      user: string;
+      database: string;
+      password: SecretSource | null;
+    };
+
+export interface RetentionConfig {
+  plansMs: number;
+  executionsMs: number;
+  auditMs: number;
+  costSamplesMs: number;
+  ratioChangesMs: number;
+  dataHealthMs: number;
+}
+
+export interface HotLimit {
+  /** Used fraction of the physical capacity. */
+  above: number;
+  /** How long it must stay above. */
+  forMs: number;
+}
+
+export interface AggregateBudgets {
+  perCycle: number;
+  perWindow: number;
+  perDay: number;
+  emergency: { perCycle: number; perDay: number };
+}
+
+export interface VcpuRatioConfig {
+  target: number;
+  floor: number;
+  step: number;
+  lowerAbove: number;
+  restoreBelow: number;
+}
+
+export interface AggregateConfig {
+  /** The Nova aggregate name, or "*" for the defaults every unlisted aggregate gets. */
+  name: string;
+  mode: AggregateMode;
+  paused: boolean;
+  onPause: 'finish' | 'abort';
+  windows: WeeklyWindow[];
+  emergencies: {
+    /** null: disabled hosts are never evacuated by Aicerine. */
+    evacuateDisabledReasonPrefix: string | null;
+    memory: HotLimit | null;
+    cpu: HotLimit | null;
+  };
+  budgets: AggregateBudgets;
+  policy: Policy;
+  /** "built-in", "inline" or the policy file path. */
+  policySource: string;
+  /** null: prevention off. */
+  vcpuRatio: VcpuRatioConfig | null;
+  concurrency: {
+    perSourceHost: number;
+    perSourceHostOverrides: Record<string, number>;
+    perDestinationHost: number;
+    perAggregate: number;
+  };
+  approvalExpiryMs: number;
+  cooldowns: { serverMs: number; aggregateMs: number };
+  retry: { attempts: number; backoffBaseMs: number; backoffMaxMs: number };
+  migrationTimeout: { margin: number; floorMs: number; ceilingMs: number };
+  dataHealth: { maxSnapshotAgeMs: number; maxMetricAgeMs: number; maxMissingFraction: number };
+  /** What `check` reads: windows, ratio bounds, nova.conf ratio pinning. */
+  site: AggregateDeclarations;
+}
+
+export interface ServiceConfig {
+  /** The file it was read from, for messages. */
+  file: string | undefined;
+  openstack: { reader: CredentialRef; actuator: CredentialRef | null };
+  prometheus: { url: string; metricsPolicyFile: string | null } | null;
+  store: StoreConfig;
+  retention: RetentionConfig;
+  /** null: no RabbitMQ, periodic reconcile only. */
+  notifications: { url: string; password: SecretSource | null } | null;
+  cycleIntervalMs: number;
+  paused: boolean;
+  concurrency: { global: number };
+  /** Global budgets; null limits do not constrain. */
+  budgets: { perCycle: number | null; perDay: number | null };
+  storage: StoragePolicy | null;
+  /** What an aggregate not listed gets. */
+  defaults: AggregateConfig;
+  /** The aggregates listed, each merged over the defaults. */
+  aggregates: Record<string, AggregateConfig>;
+  /** The same declarations in the form `check` reads. */
+  site: SiteDeclarations;
+}

@@ -1,0 +1,132 @@
+// The executor's entry points for the control loop: start an execution of one aggregate's
+// moves, resume one (after a restart, reconciled with Nova first), or recover every execution
+// the journal holds as unfinished.
+import { randomUUID } from 'node:crypto';
+import { ExecutionRun, type ExecutionSummary, type ExecutorDeps, type RunWindow } from './execution.js';
+import type { ExecutionRecord, PlannedMove } from './journal.js';
+
+export type { ExecutionSummary, ExecutorDeps, RunCounters, RunWindow } from './execution.js';
+export type { ExecutionJournal, ExecutionRecord, MoveRecord, MoveState, PlannedMove } from './journal.js';
+export { FINAL_MOVE_STATES, MOVE_STATES } from './journal.js';
+export { MemoryJournal } from './memory-journal.js';
+export { OpenStackExecutorCloud } from './openstack-cloud.js';
+export * from './ports.js';
+export { ExecutorService, type ExecutorServiceOptions, toPlannedMove } from './service.js';
+export {
+  backoffSeconds,
+  type ConcurrencyLimits,
+  DEFAULT_EXECUTOR_SETTINGS,
+  type ExecutorSettings,
+  type ExecutorSettingsInput,
+  resolveExecutorSettings,
+} from './settings.js';
+export { MigrationSlots } from './slots.js';
+
+export interface StartRequest {
+  aggregate: string;
+  planId: string | null;
+  startedBy: string;
+  moves: PlannedMove[];
+  /** Default: a random UUID. */
+  executionId?: string;
+}
+
+/** Checks what a plan hands over before anything is stored: every error names the step. */
+export function validateMoves(moves: PlannedMove[]): void {
+  const steps = new Set(moves.map((m) => m.step));
+  const servers = new Map<string, number>();
+  for (const m of moves) {
+    const where = `move step ${m.step}`;
+    if (!Number.isInteger(m.step)) throw new RangeError(`${where}: step must be an integer`);
+    if (!Number.isInteger(m.wave) || m.wave < 1)
+      throw new RangeError(`${where}: wave must be >= 1, got ${m.wave}`);
+    if (m.from === m.to) throw new RangeError(`${where}: from and to are both ${m.from}`);
+    if (!(m.estimatedSeconds >= 0)) {
+      throw new RangeError(`${where}: estimatedSeconds must be >= 0, got ${m.estimatedSeconds}`);
+    }
+    const twice = servers.get(m.serverId);
+    if (twice !== undefined) {
+      // One decision moves a server once; a second hop is a second decision.
+      throw new RangeError(`${where}: server ${m.serverId} is also moved by step ${twice}`);
+    }
+    servers.set(m.serverId, m.step);
+    for (const a of m.after ?? []) {
+      if (!steps.has(a)) throw new RangeError(`${where}: after names step ${a}, which is not in the moves`);
+      const dep = moves.find((x) => x.step === a);
+      if (dep && dep.wave >= m.wave) {
+        throw new RangeError(`${where}: after names step ${a} of wave ${dep.wave}, not an earlier wave`);
+      }
+    }
+  }
+  if (steps.size !== moves.length) throw new RangeError('moves: two moves have the same step');
+}
+
+export class Executor {
+  private readonly runs = new Map<string, ExecutionRun>();
+
+  constructor(private readonly deps: ExecutorDeps) {}
+
+  /** Executions this executor is running now. */
+  running(): { executionId: string; aggregate: string; inFlight: { servers: string[]; hosts: string[] } }[] {
+    return [...this.runs].map(([executionId, run]) => ({
+      executionId,
+      aggregate: run.aggregate,
+      inFlight: run.inFlight(),
+    }));
+  }
+
+  /** Stores the execution (every move pending) and runs it until every move is final or the window ends. */
+  async start(req: StartRequest, window: RunWindow): Promise<ExecutionSummary> {
+    validateMoves(req.moves);
+    const execution = {
+      id: req.executionId ?? randomUUID(),
+      aggregate: req.aggregate,
+      planId: req.planId,
+      startedAt: new Date(this.deps.clock.now()).toISOString(),
+      startedBy: req.startedBy,
+    };
+    await this.deps.journal.createExecution(execution, req.moves);
+    await this.deps.audit?.record({
+      at: execution.startedAt,
+      actor: req.startedBy,
+      action: 'execution-started',
+      executionId: execution.id,
+      step: null,
+      serverId: null,
+      detail: `${req.moves.length} moves in aggregate ${req.aggregate}`,
+    });
+    return this.runStored({ ...execution, state: 'running', endedAt: null }, window);
+  }
+
+  /** Continues a stored execution: unfinished moves are first resolved from Nova's records. */
+  async resume(executionId: string, window: RunWindow): Promise<ExecutionSummary> {
+    const execution = await this.deps.journal.getExecution(executionId);
+    if (!execution) throw new Error(`execution ${executionId}: not in the journal`);
+    if (execution.state !== 'running') {
+      throw new Error(`execution ${executionId}: already ${execution.state}, nothing to resume`);
+    }
+    return this.runStored(execution, window);
+  }
+
+  /** Executions the journal holds as running: what a restarted process must resume first. */
+  unfinished(): Promise<ExecutionRecord[]> {
+    return this.deps.journal.listUnfinishedExecutions();
+  }
+
+  /** Every execution the journal holds as running, resumed together (at start-up); they share the slot pool. */
+  async recover(windowFor: (execution: ExecutionRecord) => RunWindow): Promise<ExecutionSummary[]> {
+    const unfinished = await this.deps.journal.listUnfinishedExecutions();
+    return Promise.all(unfinished.map((e) => this.runStored(e, windowFor(e))));
+  }
+
+  private async runStored(execution: ExecutionRecord, window: RunWindow): Promise<ExecutionSummary> {
+    if (this.runs.has(execution.id)) throw new Error(`execution ${execution.id}: already running here`);
+    const run = new ExecutionRun(this.deps, execution, window);
+    this.runs.set(execution.id, run);
+    try {
+      return await run.run();
+    } finally {
+      this.runs.delete(execution.id);
+    }
+  }
+}

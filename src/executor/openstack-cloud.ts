@@ -1,0 +1,145 @@
+// The executor's cloud port on the OpenStack clients: Nova for servers, services, migrations and
+// the live-migration actions, Placement for room and allocations. Only this file turns client
+// answers and CloudErrors into the executor's plain views and failure kinds.
+import { CloudError } from '../cloud/errors.js';
+import type { NovaClient, NovaHypervisor } from '../cloud/openstack/nova.js';
+import type { PlacementClient } from '../cloud/openstack/placement.js';
+import {
+  ActuatorError,
+  type ComputeServiceView,
+  type ExecutorCloud,
+  type HostRoomView,
+  type LiveMigrationView,
+  type ServerView,
+} from './ports.js';
+
+/** Nova writes UTC times without a zone ("2026-11-30T21:04:05.000000"). */
+export function parseNovaTime(t: string): number {
+  return Date.parse(/[zZ]|[+-]\d\d:?\d\d$/.test(t) ? t : `${t}Z`);
+}
+
+function isNotFound(e: unknown): boolean {
+  return e instanceof CloudError && e.status === 404;
+}
+
+/** A refusal is an answer (nothing started); anything else leaves the outcome to be read from Nova. */
+export function toActuatorError(e: unknown, what: string): ActuatorError {
+  if (e instanceof ActuatorError) return e;
+  if (e instanceof CloudError) {
+    if (e.kind === 'conflict') return new ActuatorError('conflict', `${what}: ${e.message}`, e.status);
+    const definite = e.status !== undefined && e.status >= 400 && e.status < 500;
+    if (definite && (e.kind === 'http' || e.kind === 'auth')) {
+      return new ActuatorError('refused', `${what}: ${e.message}`, e.status);
+    }
+    return new ActuatorError('unknown', `${what}: ${e.message}`, e.status);
+  }
+  return new ActuatorError('unknown', `${what}: ${e instanceof Error ? e.message : String(e)}`);
+}
+
+export class OpenStackExecutorCloud implements ExecutorCloud {
+  private providerOfHost = new Map<string, string>();
+
+  constructor(
+    private readonly nova: NovaClient,
+    private readonly placement: PlacementClient,
+  ) {}
+
+  async getServer(serverId: string): Promise<ServerView | null> {
+    try {
+      const s = await this.nova.getServer(serverId);
+      return { id: s.id, status: s.status, taskState: s.taskState, host: s.host, fault: s.fault };
+    } catch (e) {
+      if (isNotFound(e)) return null;
+      throw e;
+    }
+  }
+
+  async listLiveMigrations(serverId: string): Promise<LiveMigrationView[]> {
+    // No changes-since: Nova filters it on updated_at, which is null on a fresh record.
+    const all = await this.nova.listMigrations({ serverId, migrationType: 'live-migration' });
+    return all
+      .filter((m) => m.serverId === serverId)
+      .map((m) => ({
+        id: m.id,
+        serverId: m.serverId,
+        status: m.status,
+        source: m.sourceCompute,
+        dest: m.destCompute,
+        createdAt: parseNovaTime(m.createdAt),
+        updatedAt: m.updatedAt === null ? null : parseNovaTime(m.updatedAt),
+      }))
+      .sort((a, b) => b.id - a.id);
+  }
+
+  async getComputeService(host: string): Promise<ComputeServiceView | null> {
+    const svc = (await this.nova.listServices('nova-compute', host)).find((s) => s.host === host);
+    if (!svc) return null;
+    return {
+      host: svc.host,
+      up: svc.state === 'up',
+      enabled: svc.status === 'enabled',
+      forcedDown: svc.forcedDown,
+      disabledReason: svc.disabledReason,
+    };
+  }
+
+  async getHostRoom(host: string): Promise<HostRoomView | null> {
+    const rp = await this.providerOf(host);
+    if (!rp) return null;
+    const [inv, usages] = await Promise.all([
+      this.placement.getInventories(rp),
+      this.placement.getUsages(rp),
+    ]);
+    const inventories: HostRoomView['inventories'] = {};
+    for (const [rc, i] of Object.entries(inv.inventories)) {
+      inventories[rc] = { total: i.total, reserved: i.reserved, allocationRatio: i.allocationRatio };
+    }
+    return { inventories, usages };
+  }
+
+  async getServerAllocation(serverId: string): Promise<Record<string, number>> {
+    const byProvider = await this.placement.getConsumerAllocations(serverId);
+    // A server that is not migrating holds one provider; sum in case of nested providers.
+    const out: Record<string, number> = {};
+    for (const amounts of Object.values(byProvider)) {
+      for (const [rc, n] of Object.entries(amounts)) out[rc] = (out[rc] ?? 0) + n;
+    }
+    return out;
+  }
+
+  async liveMigrate(serverId: string, host: string): Promise<void> {
+    try {
+      await this.nova.liveMigrate(serverId, host);
+    } catch (e) {
+      throw toActuatorError(e, `live migration of ${serverId} to ${host}`);
+    }
+  }
+
+  async abortLiveMigration(serverId: string, migrationId: number): Promise<void> {
+    try {
+      await this.nova.abortMigration(serverId, migrationId);
+    } catch (e) {
+      throw toActuatorError(e, `abort of migration ${migrationId} of ${serverId}`);
+    }
+  }
+
+  /** Hypervisor id is the provider uuid at 2.53+; read the list once, again when a host is new. */
+  private async providerOf(host: string): Promise<string | undefined> {
+    const known = this.providerOfHost.get(host);
+    if (known) return known;
+    const hypervisors: NovaHypervisor[] = await this.nova.listHypervisors();
+    const providers = await this.placement.listResourceProviders();
+    const byUuid = new Set(providers.map((p) => p.uuid));
+    const byName = new Map(providers.map((p) => [p.name, p.uuid]));
+    const next = new Map<string, string>();
+    for (const h of hypervisors) {
+      const name = h.serviceHost ?? h.hypervisorHostname;
+      const rp = byUuid.has(h.id) ? h.id : byName.get(h.hypervisorHostname);
+      if (rp && !next.has(name)) next.set(name, rp);
+    }
+    for (const p of providers)
+      if (p.parentProviderUuid === null && !next.has(p.name)) next.set(p.name, p.uuid);
+    this.providerOfHost = next;
+    return next.get(host);
+  }
+}

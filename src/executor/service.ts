@@ -1,0 +1,130 @@
+// The executor as the control loop sees it (ExecutorPort): executions started in the background,
+// one per aggregate at a time, with the servers and hosts in flight, and the unfinished ones of
+// a previous process resumed at start-up.
+import { randomUUID } from 'node:crypto';
+import { type Logger, silentLogger } from '../cloud/log.js';
+import type { ExecutionRequest, ExecutorPort } from '../loop/ports.js';
+import type { Move } from '../model/plan.js';
+import type { ExecutionSummary, RunWindow } from './execution.js';
+import type { Executor } from './index.js';
+import type { ExecutionRecord, PlannedMove } from './journal.js';
+
+export interface ExecutorServiceOptions {
+  /** A global or per-aggregate pause, read at every step (no new migration starts while true). */
+  isPaused: (aggregate: string) => boolean;
+  /** After a restart: when the window of a resumed execution ends (null: no end). */
+  deadlineOnResume?: (execution: ExecutionRecord) => Date | null;
+  onEnded?: (summary: ExecutionSummary, aggregate: string) => void;
+  onError?: (error: unknown, aggregate: string) => void;
+  logger?: Logger;
+}
+
+/** A plan's move as the executor stores it. */
+export function toPlannedMove(m: Move): PlannedMove {
+  return {
+    step: m.step,
+    wave: m.wave,
+    serverId: m.server,
+    ...(m.serverName !== undefined ? { serverName: m.serverName } : {}),
+    from: m.from,
+    to: m.to,
+    ...(m.after && m.after.length > 0 ? { after: [...m.after] } : {}),
+    estimatedSeconds: m.estimatedSeconds,
+  };
+}
+
+export class ExecutorService implements ExecutorPort {
+  /** By execution id. */
+  private readonly active = new Map<string, { aggregate: string; done: Promise<void> }>();
+  private readonly log: Logger;
+
+  constructor(
+    private readonly executor: Executor,
+    private readonly opts: ExecutorServiceOptions,
+  ) {
+    this.log = opts.logger ?? silentLogger;
+  }
+
+  isRunning(aggregate: string): boolean {
+    for (const a of this.active.values()) if (a.aggregate === aggregate) return true;
+    return false;
+  }
+
+  inFlight(): { servers: ReadonlySet<string>; hosts: ReadonlySet<string> } {
+    const servers = new Set<string>();
+    const hosts = new Set<string>();
+    for (const r of this.executor.running()) {
+      for (const s of r.inFlight.servers) servers.add(s);
+      for (const h of r.inFlight.hosts) hosts.add(h);
+    }
+    return { servers, hosts };
+  }
+
+  async start(request: ExecutionRequest): Promise<void> {
+    if (this.isRunning(request.aggregate)) {
+      throw new Error(`aggregate ${request.aggregate}: an execution is already running`);
+    }
+    const executionId = randomUUID();
+    const window = this.window(request.aggregate, request.deadline);
+    this.track(
+      executionId,
+      request.aggregate,
+      this.executor.start(
+        {
+          executionId,
+          aggregate: request.aggregate,
+          planId: request.planId,
+          startedBy: request.startedBy,
+          moves: request.moves.map(toPlannedMove),
+        },
+        window,
+      ),
+    );
+  }
+
+  /**
+   * Resumes, in the background, every execution a previous process left unfinished (each first
+   * reconciled with Nova). Returns their ids. Call once at start-up, before the first cycle.
+   */
+  async recover(): Promise<string[]> {
+    const unfinished = await this.executor.unfinished();
+    for (const e of unfinished) {
+      const deadline = this.opts.deadlineOnResume?.(e) ?? null;
+      this.track(e.id, e.aggregate, this.executor.resume(e.id, this.window(e.aggregate, deadline)));
+    }
+    return unfinished.map((e) => e.id);
+  }
+
+  /** Resolves when every execution started here has ended (for shutdown and tests). */
+  async idle(): Promise<void> {
+    while (this.active.size > 0) await Promise.allSettled([...this.active.values()].map((a) => a.done));
+  }
+
+  private window(aggregate: string, deadline: Date | null): RunWindow {
+    return {
+      deadline: deadline === null ? null : deadline.getTime(),
+      shouldStop: () => this.opts.isPaused(aggregate),
+    };
+  }
+
+  private track(executionId: string, aggregate: string, run: Promise<ExecutionSummary>): void {
+    const done = run.then(
+      (summary) => {
+        this.log.info(`executor: execution ${summary.executionId} of ${aggregate} ${summary.state}`, {
+          counts: summary.counts,
+        });
+        this.opts.onEnded?.(summary, aggregate);
+      },
+      (e: unknown) => {
+        this.log.error(`executor: execution of ${aggregate} stopped on an error`, {
+          error: e instanceof Error ? e.message : String(e),
+        });
+        this.opts.onError?.(e, aggregate);
+      },
+    );
+    this.active.set(executionId, {
+      aggregate,
+      done: done.finally(() => this.active.delete(executionId)),
+    });
+  }
+}

@@ -1,0 +1,321 @@
+// One level-triggered cycle of the control loop: read the cloud, then per configured aggregate
+// gate on data health, plan (pure) with cooled-down and quarantined servers held, decide by mode,
+// window and budgets what may start, store the plan with its decision, and hand what starts to
+// the executor. Nothing here remembers anything between cycles but through the store (and the
+// hot-host clock, which only delays emergencies), so a restarted loop picks up where it was.
+import { checkPlan } from '../checker/index.js';
+import { budgetLeft, emergencyBudgetLeft, tightestBudget } from '../config/budget.js';
+import { windowState } from '../config/windows.js';
+import type { AggregatePlan, Move, Plan } from '../model/plan.js';
+import type { Snapshot } from '../model/snapshot.js';
+import { planSnapshot } from '../planner/index.js';
+import { type Decision, decide } from './decide.js';
+import { assessEmergencies } from './emergencies.js';
+import { assessHealth, type HealthVerdict } from './health.js';
+import { applyHolds, cooldownHolds } from './holds.js';
+import type { CloudReader, ExecutorPort, LoopStore, StoredPlanView } from './ports.js';
+import type { AggregateLoopSettings, LoopSettings } from './settings.js';
+
+export interface AggregateOutcome {
+  aggregate: string;
+  /** What happened, in one line. */
+  summary: string;
+  verdict: HealthVerdict | null;
+  planId: string | null;
+  started: number;
+  decision: Decision | null;
+}
+
+export interface CycleReport {
+  at: string;
+  aggregates: AggregateOutcome[];
+}
+
+export interface LoopDeps {
+  reader: CloudReader;
+  store: LoopStore;
+  executor: ExecutorPort;
+  now: () => Date;
+}
+
+const inAggregate = (aggregate: string) => (h: Snapshot['hosts'][number]) =>
+  aggregate === '_unassigned_' ? h.aggregates.length === 0 : h.aggregates.includes(aggregate);
+
+/** The plan of one aggregate as its own document (what the store keeps and the checker replays). */
+function single(plan: Plan, agg: AggregatePlan): Plan {
+  return { ...plan, aggregates: [agg] };
+}
+
+/**
+ * Keeps the approved moves that still hold on the fresh snapshot, replayed by the independent
+ * checker; a move that breaks a guarantee now (its server moved, its destination filled up...)
+ * is dropped with the checker's words, and so is every move that needed it.
+ */
+export function revalidate(
+  snapshot: Snapshot,
+  plan: Plan,
+  approved: ReadonlySet<number>,
+): { moves: Move[]; dropped: { step: number; why: string }[] } {
+  const agg = plan.aggregates[0]!;
+  let moves = agg.moves.filter((m) => approved.has(m.step));
+  const dropped: { step: number; why: string }[] = [];
+  for (let round = 0; round < agg.moves.length + 1 && moves.length > 0; round++) {
+    // The sub-plan is renumbered (steps 1..n, dense waves) so the checker judges the moves, not
+    // the gaps left by the unapproved ones; its findings are mapped back to the plan's steps.
+    const stepOf = new Map(moves.map((m, i) => [m.step, i + 1]));
+    const waves = [...new Set(moves.map((m) => m.wave))].sort((a, b) => a - b);
+    const waveOf = new Map(waves.map((w, i) => [w, i + 1]));
+    const trial: Plan = {
+      ...plan,
+      limits: undefined,
+      aggregates: [
+        {
+          ...agg,
+          moves: moves.map((m, i) => {
+            const after = (m.after ?? []).flatMap((st) => (stepOf.has(st) ? [stepOf.get(st)!] : []));
+            const { after: _unused, ...rest } = m;
+            return { ...rest, step: i + 1, wave: waveOf.get(m.wave)!, ...(after.length ? { after } : {}) };
+          }),
+        },
+      ],
+    };
+    const bad = checkPlan(snapshot, trial)
+      .violations.filter(
+        (v) => v.step !== undefined && v.code !== 'stats-mismatch' && v.code !== 'hosts-freed-mismatch',
+      )
+      .map((v) => ({ ...v, step: moves[v.step! - 1]?.step ?? v.step }));
+    if (bad.length === 0) break;
+    const badSteps = new Map<number, string>();
+    for (const v of bad) if (!badSteps.has(v.step!)) badSteps.set(v.step!, `${v.code}: ${v.detail}`);
+    for (const [step, why] of badSteps) dropped.push({ step, why: `no longer valid: ${why}` });
+    const gone = new Set(badSteps.keys());
+    const next: Move[] = [];
+    for (const m of moves) {
+      if (gone.has(m.step)) continue;
+      const needs = (m.after ?? []).filter((s) => gone.has(s));
+      if (needs.length > 0) {
+        gone.add(m.step);
+        dropped.push({ step: m.step, why: `needed step ${needs.join(', ')}, no longer valid` });
+        continue;
+      }
+      next.push(m);
+    }
+    moves = next;
+  }
+  return { moves, dropped };
+}
+
+export class ControlLoop {
+  /** Host → when it was first seen hot, per aggregate; only delays emergencies, so losing it is safe. */
+  private readonly hotSince = new Map<string, Map<string, string>>();
+
+  constructor(
+    private readonly deps: LoopDeps,
+    private settings: LoopSettings,
+  ) {}
+
+  updateSettings(settings: LoopSettings): void {
+    this.settings = settings;
+  }
+
+  async runCycle(): Promise<CycleReport> {
+    const cycleStartedAt = this.deps.now();
+    const read = await this.deps.reader.read();
+    const out: AggregateOutcome[] = [];
+    for (const agg of this.settings.aggregates) {
+      out.push(await this.runAggregate(agg, read.snapshot, read.problems, cycleStartedAt));
+    }
+    return { at: cycleStartedAt.toISOString(), aggregates: out };
+  }
+
+  private async runAggregate(
+    s: AggregateLoopSettings,
+    snapshot: Snapshot,
+    problems: Parameters<typeof assessHealth>[0]['problems'],
+    cycleStartedAt: Date,
+  ): Promise<AggregateOutcome> {
+    const { store, executor } = this.deps;
+    const now = this.deps.now();
+    const base = { aggregate: s.name, verdict: null, planId: null, started: 0, decision: null };
+    if (executor.isRunning(s.name))
+      return { ...base, summary: 'an execution is running: waiting for it to end' };
+
+    const verdict = assessHealth(
+      { aggregate: s.name, snapshot, problems, ownInFlight: executor.inFlight(), now },
+      s.health,
+    );
+    await store.recordVerdict(verdict);
+
+    const holds = [
+      ...cooldownHolds(
+        await store.cooldowns(new Date(now.getTime() - s.serverCooldownSeconds * 1000)),
+        s.serverCooldownSeconds,
+        now,
+      ),
+      ...(await store.quarantined()),
+    ];
+    const planning = applyHolds(snapshot, holds);
+
+    const hostNames = new Set(snapshot.hosts.filter(inAggregate(s.name)).map((h) => h.name));
+    const emergencies = assessEmergencies(
+      planning,
+      hostNames,
+      s.emergencies,
+      this.hotSince.get(s.name) ?? new Map(),
+      now,
+    );
+    this.hotSince.set(s.name, emergencies.hotSince);
+    const emergencyHosts = new Set(emergencies.hosts.map((e) => e.host));
+
+    let stored: StoredPlanView | null = null;
+    let approved = new Set<number>();
+    let plan: Plan;
+    if (s.mode === 'assisted') {
+      stored = await store.pendingPlan(s.name);
+      if (stored && now.getTime() - Date.parse(stored.createdAt) > s.approvalExpirySeconds * 1000) {
+        await store.setPlanStatus(stored.id, 'expired', now.toISOString());
+        await this.audit('loop', 'plan.expire', stored.id, { aggregate: s.name }, now);
+        stored = null;
+      }
+    }
+    if (stored) {
+      plan = stored.plan;
+      approved = await store.approvedSteps(stored.id);
+    } else {
+      plan = planSnapshot(planning, { ...s.policy, aggregates: [s.name] });
+    }
+    const aggPlan = plan.aggregates.find((a) => a.name === s.name);
+    if (!aggPlan) return { ...base, verdict, summary: `aggregate ${s.name} is not in the snapshot` };
+
+    // The planner's output goes through the independent checker before anything may run.
+    if (!stored) {
+      const check = checkPlan(planning, single(plan, aggPlan));
+      if (!check.ok) {
+        const why = `the checker refused the plan: ${check.violations[0]!.code}: ${check.violations[0]!.detail}`;
+        const planId = await store.storePlan({
+          aggregate: s.name,
+          plan: single(plan, aggPlan),
+          status: 'observed',
+          decision: why,
+          at: now.toISOString(),
+        });
+        await this.audit('loop', 'plan.refused', planId, { violations: check.violations.length }, now);
+        return { ...base, verdict, planId, summary: why };
+      }
+    }
+
+    let candidates = aggPlan;
+    const dropped: { step: number; why: string }[] = [];
+    if (stored && approved.size > 0) {
+      const r = revalidate(planning, single(plan, aggPlan), approved);
+      dropped.push(...r.dropped);
+      const keep = new Set(r.moves.map((m) => m.step));
+      candidates = {
+        ...aggPlan,
+        moves: aggPlan.moves.filter((m) => keep.has(m.step) || !approved.has(m.step)),
+      };
+      approved = new Set([...approved].filter((st) => keep.has(st)));
+    }
+
+    const win = windowState(s.windows, now);
+    const since = (ms: number) => new Date(now.getTime() - ms);
+    const dayAgo = since(86_400_000);
+    const started = await store.startedMoves(s.name, dayAgo);
+    const everywhere = await store.startedMovesEverywhere(dayAgo);
+    const moment = { now, cycleStartedAt, windowOpenedAt: win.open ? win.since : null };
+    const normal = tightestBudget([
+      budgetLeft(
+        s.budget,
+        started.filter((m) => !m.emergency).map((m) => m.at),
+        moment,
+        'aggregate',
+      ),
+      budgetLeft(
+        this.settings.globalBudget,
+        everywhere.filter((m) => !m.emergency).map((m) => m.at),
+        moment,
+        'global',
+      ),
+    ]);
+    const emergency = emergencyBudgetLeft(
+      s.emergencyBudget,
+      started.filter((m) => m.emergency).map((m) => m.at),
+      moment,
+    );
+
+    let startImbalance = s.startImbalance;
+    const lastEnded = await store.lastExecutionEnded(s.name);
+    const cooling =
+      lastEnded !== null && now.getTime() - lastEnded.getTime() < s.aggregateCooldownSeconds * 1000;
+    if (cooling) startImbalance = Number.POSITIVE_INFINITY;
+
+    const decision = decide({
+      mode: s.mode,
+      pausedGlobal: this.settings.paused,
+      pausedAggregate: s.paused,
+      health: verdict,
+      window: {
+        open: win.open,
+        secondsLeft: win.open
+          ? win.closesAt
+            ? (win.closesAt.getTime() - now.getTime()) / 1000
+            : Number.POSITIVE_INFINITY
+          : 0,
+      },
+      plan: candidates,
+      emergencyHosts,
+      approvedSteps: approved,
+      budget: { remaining: normal.remaining, binding: normal.reason },
+      emergencyBudget: { remaining: emergency.remaining, binding: emergency.reason },
+      startImbalance,
+      secondsOf: (m) => m.estimatedSeconds,
+    });
+    for (const d of dropped) decision.waiting.push(d);
+    const summary =
+      cooling && decision.start.length === 0 && candidates.moves.length > 0
+        ? `${decision.summary} (aggregate cooldown until ${new Date(lastEnded!.getTime() + s.aggregateCooldownSeconds * 1000).toISOString()})`
+        : decision.summary;
+
+    let planId = stored?.id ?? null;
+    if (!stored && aggPlan.moves.length > 0) {
+      const status =
+        decision.start.length > 0 ? 'executing' : s.mode === 'assisted' ? 'proposed' : 'observed';
+      planId = await store.storePlan({
+        aggregate: s.name,
+        plan: single(plan, aggPlan),
+        status,
+        decision: summary,
+        at: now.toISOString(),
+      });
+    } else if (stored && decision.start.length > 0) {
+      await store.setPlanStatus(stored.id, 'executing', now.toISOString());
+    }
+    if (decision.start.length > 0 && planId !== null) {
+      await executor.start({
+        aggregate: s.name,
+        planId,
+        moves: decision.start,
+        emergency: decision.emergency,
+        deadline: decision.emergency ? null : win.open ? win.closesAt : null,
+        startedBy: `loop:${s.mode}`,
+      });
+      await this.audit(
+        `loop:${s.mode}`,
+        'execution.start',
+        planId,
+        {
+          aggregate: s.name,
+          moves: decision.start.length,
+          emergency: decision.emergency,
+          emergencyHosts: emergencies.hosts,
+        },
+        now,
+      );
+    }
+    return { aggregate: s.name, verdict, planId, started: decision.start.length, decision, summary };
+  }
+
+  private audit(actor: string, action: string, target: string, detail: Record<string, unknown>, at: Date) {
+    return this.deps.store.audit({ actor, action, target, detail, at: at.toISOString() });
+  }
+}

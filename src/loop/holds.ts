@@ -1,0 +1,52 @@
+// Servers the loop keeps still whatever the planner would like: those in their cooldown after a
+// move (no ping-pong), quarantined ones (failed too often), and those an operator task holds.
+// They are marked on the loop's private copy of the snapshot with `aicerine:hold`, which the
+// planner treats like any other reason a server cannot move, so the plan explains it.
+import type { Snapshot } from '../model/snapshot.js';
+
+export const HOLD_METADATA_KEY = 'aicerine:hold';
+
+export interface ServerHold {
+  serverId: string;
+  /** In words: "cooldown until 2026-12-01T02:00Z after a move from compute-3", "quarantined: ...". */
+  why: string;
+}
+
+/** A copy of the snapshot with each held server marked; the input is not changed. */
+export function applyHolds(snapshot: Snapshot, holds: readonly ServerHold[]): Snapshot {
+  if (holds.length === 0) return snapshot;
+  const byId = new Map<string, string>();
+  for (const h of holds) if (!byId.has(h.serverId)) byId.set(h.serverId, h.why);
+  return {
+    ...snapshot,
+    servers: snapshot.servers.map((s) => {
+      const why = byId.get(s.id);
+      return why === undefined ? s : { ...s, metadata: { ...(s.metadata ?? {}), [HOLD_METADATA_KEY]: why } };
+    }),
+  };
+}
+
+export interface Cooldown {
+  serverId: string;
+  movedAt: string;
+  from: string;
+  to: string;
+}
+
+/** Cooldowns still running at `now` as holds. */
+export function cooldownHolds(
+  cooldowns: readonly Cooldown[],
+  cooldownSeconds: number,
+  now: Date,
+): ServerHold[] {
+  const out: ServerHold[] = [];
+  for (const c of cooldowns) {
+    const until = Date.parse(c.movedAt) + cooldownSeconds * 1000;
+    if (until > now.getTime())
+      out.push({
+        serverId: c.serverId,
+        why: `cooldown until ${new Date(until).toISOString()} after its move from ${c.from} to ${c.to}`,
+      });
+  }
+  return out;
+}

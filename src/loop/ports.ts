@@ -1,0 +1,94 @@
+// What the control loop needs from the rest of the service, as narrow ports: a reader of the
+// cloud, the store, the executor and a clock. The loop itself decides; these only remember and act.
+import type { Move, Plan } from '../model/plan.js';
+import type { MigrationRecord, Snapshot } from '../model/snapshot.js';
+import type { HealthVerdict, ReadProblems } from './health.js';
+import type { Cooldown, ServerHold } from './holds.js';
+
+export interface CloudRead {
+  snapshot: Snapshot;
+  problems: ReadProblems;
+  /** Live migrations the cloud made recently (os-migrations), for the shadow report. */
+  migrations: MigrationRecord[];
+}
+
+export interface CloudReader {
+  read(): Promise<CloudRead>;
+}
+
+export type StoredPlanStatus =
+  /** Observe mode, or nothing may start: kept for reading. */
+  | 'observed'
+  /** Assisted mode: waits for an operator. */
+  | 'proposed'
+  /** Some of its moves were handed to the executor. */
+  | 'executing'
+  /** Assisted: the approval window passed. */
+  | 'expired'
+  /** A newer plan replaced it before anything ran. */
+  | 'superseded';
+
+export interface StoredPlanView {
+  id: string;
+  aggregate: string;
+  createdAt: string;
+  status: StoredPlanStatus;
+  /** The single-aggregate plan document as made. */
+  plan: Plan;
+}
+
+export interface StartedMove {
+  at: Date;
+  emergency: boolean;
+}
+
+export interface LoopStore {
+  recordVerdict(verdict: HealthVerdict): Promise<void>;
+  storePlan(entry: {
+    aggregate: string;
+    plan: Plan;
+    status: StoredPlanStatus;
+    decision: string;
+    at: string;
+  }): Promise<string>;
+  setPlanStatus(planId: string, status: StoredPlanStatus, at: string): Promise<void>;
+  /** The newest plan of the aggregate still waiting for an operator (status proposed), if any. */
+  pendingPlan(aggregate: string): Promise<StoredPlanView | null>;
+  /** Steps of the plan approved and not rejected (approval expiry is the loop's business). */
+  approvedSteps(planId: string): Promise<Set<number>>;
+  /** Server moves recent enough to still matter for cooldowns. */
+  cooldowns(since: Date): Promise<Cooldown[]>;
+  quarantined(): Promise<ServerHold[]>;
+  /** Moves started in the aggregate since the given time (budgets). */
+  startedMoves(aggregate: string, since: Date): Promise<StartedMove[]>;
+  /** Moves started anywhere since the given time (global budget). */
+  startedMovesEverywhere(since: Date): Promise<StartedMove[]>;
+  /** When the aggregate's last execution ended (aggregate cooldown), or null. */
+  lastExecutionEnded(aggregate: string): Promise<Date | null>;
+  audit(entry: {
+    actor: string;
+    action: string;
+    target: string;
+    detail: Record<string, unknown>;
+    at: string;
+  }): Promise<void>;
+}
+
+export interface ExecutionRequest {
+  aggregate: string;
+  planId: string;
+  moves: Move[];
+  emergency: boolean;
+  /** When the window closes: in-flight migrations are aborted then. Null: no deadline (emergencies, always-open). */
+  deadline: Date | null;
+  startedBy: string;
+}
+
+export interface ExecutorPort {
+  /** Whether an execution of the aggregate is still running (the loop then leaves it alone). */
+  isRunning(aggregate: string): boolean;
+  /** Servers and hosts Aicerine is migrating right now. */
+  inFlight(): { servers: ReadonlySet<string>; hosts: ReadonlySet<string> };
+  /** Starts an execution in the background; its progress is the executor's and the store's business. */
+  start(request: ExecutionRequest): Promise<void>;
+}

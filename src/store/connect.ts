@@ -1,0 +1,70 @@
+// Opens a Kysely instance on one of the two backends with the settings the store relies on.
+
+import BetterSqlite3 from 'better-sqlite3';
+import { CompiledQuery, Kysely, MysqlDialect, SqliteDialect } from 'kysely';
+import { createPool } from 'mysql2';
+import type { StoreContext } from './backend.js';
+import type { Database } from './schema.js';
+
+export interface SqliteStoreOptions {
+  kind: 'sqlite';
+  /** The database file (created when missing), or ':memory:' for a throwaway store. */
+  path: string;
+  /** How long a write waits for another process's lock before failing (default 5000 ms). */
+  busyTimeoutMs?: number;
+}
+
+export interface MysqlStoreOptions {
+  kind: 'mysql';
+  /** Unix socket path; when set, host and port are ignored. */
+  socketPath?: string;
+  host?: string;
+  port?: number;
+  user: string;
+  password?: string;
+  database: string;
+  /** Connections in the pool (default 10). */
+  connectionLimit?: number;
+}
+
+export type StoreOptions = SqliteStoreOptions | MysqlStoreOptions;
+
+export function connect(options: StoreOptions): StoreContext {
+  if (options.kind === 'sqlite') {
+    const database = new BetterSqlite3(options.path);
+    // WAL: readers never block the writer. synchronous=FULL: a commit is on disk when it returns,
+    // so the journal survives power loss as well as a killed process. Foreign keys are off by
+    // default in SQLite and must be asked for on every connection.
+    // The busy timeout first: switching a new file to WAL takes a lock another process may hold.
+    database.pragma(`busy_timeout = ${Math.max(0, Math.trunc(options.busyTimeoutMs ?? 5000))}`);
+    database.pragma('journal_mode = WAL');
+    database.pragma('synchronous = FULL');
+    database.pragma('foreign_keys = ON');
+    return { db: new Kysely<Database>({ dialect: new SqliteDialect({ database }) }), backend: 'sqlite' };
+  }
+  const pool = createPool({
+    ...(options.socketPath !== undefined
+      ? { socketPath: options.socketPath }
+      : { host: options.host ?? 'localhost', port: options.port ?? 3306 }),
+    user: options.user,
+    ...(options.password !== undefined ? { password: options.password } : {}),
+    database: options.database,
+    connectionLimit: options.connectionLimit ?? 10,
+    // BIGINT (epoch milliseconds, Nova migration ids) as JS numbers; all fit in 2^53.
+    supportBigNumbers: true,
+    bigNumberStrings: false,
+    charset: 'utf8mb4_bin',
+  });
+  const dialect = new MysqlDialect({
+    pool,
+    // Strict mode: a value that does not fit is an error, never silently truncated.
+    onCreateConnection: async (conn) => {
+      await conn.executeQuery(
+        CompiledQuery.raw(
+          "set session sql_mode = 'STRICT_ALL_TABLES,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION'",
+        ),
+      );
+    },
+  });
+  return { db: new Kysely<Database>({ dialect }), backend: 'mysql' };
+}

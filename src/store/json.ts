@@ -1,0 +1,13 @@
+// JSON values as the store keeps them in text columns.
+
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+
+/** Parses a column the store wrote itself with JSON.stringify. */
+export function parseJson(text: string): JsonValue {
+  return JSON.parse(text) as JsonValue;
+}
+
+export function parseStringArray(text: string): string[] {
+  const value = parseJson(text);
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
+}

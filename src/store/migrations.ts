@@ -1,0 +1,297 @@
+// The one schema, as an ordered list of migrations that run on SQLite and MariaDB alike (Kysely's
+// Migrator records what ran in `aicerine_migration` and takes a lock so two replicas starting at
+// once do not both migrate). A migration is never edited once released: a schema change is a new
+// entry at the end of the list.
+
+import { type CreateTableBuilder, type Kysely, type Migration, Migrator, sql } from 'kysely';
+import { longTextType, type StoreBackend } from './backend.js';
+import { StoreError } from './errors.js';
+import type { Database } from './schema.js';
+
+/** Every key and short label: indexable on MariaDB (utf8mb4, 4 bytes a character, 3072-byte keys). */
+const KEY = 'varchar(255)';
+/** Epoch milliseconds. */
+const TIME = 'bigint';
+const REAL = 'double precision';
+
+function tableOptions<T extends string, C extends string>(
+  backend: StoreBackend,
+  table: CreateTableBuilder<T, C>,
+): CreateTableBuilder<T, C> {
+  // Binary collation: server ids and host names compare exactly, as they do in Nova and on SQLite
+  // (MariaDB's default collation is case- and accent-insensitive).
+  return backend === 'mysql'
+    ? table.modifyEnd(sql`engine=InnoDB default charset=utf8mb4 collate=utf8mb4_bin`)
+    : table;
+}
+
+function initialSchema(backend: StoreBackend): Migration {
+  const LONG = longTextType(backend);
+  return {
+    async up(db: Kysely<unknown>): Promise<void> {
+      const s = db.schema;
+      await tableOptions(
+        backend,
+        s
+          .createTable('executions')
+          .addColumn('id', KEY, (c) => c.primaryKey())
+          .addColumn('aggregate', KEY, (c) => c.notNull())
+          .addColumn('plan_id', KEY)
+          .addColumn('state', 'varchar(16)', (c) => c.notNull())
+          .addColumn('started_at', TIME, (c) => c.notNull())
+          .addColumn('ended_at', TIME)
+          .addColumn('started_by', KEY, (c) => c.notNull()),
+      ).execute();
+      await s.createIndex('executions_state').on('executions').columns(['state', 'started_at']).execute();
+      await s
+        .createIndex('executions_aggregate')
+        .on('executions')
+        .columns(['aggregate', 'started_at'])
+        .execute();
+
+      await tableOptions(
+        backend,
+        s
+          .createTable('execution_moves')
+          .addColumn('execution_id', KEY, (c) => c.notNull())
+          .addColumn('step', 'integer', (c) => c.notNull())
+          .addColumn('wave', 'integer', (c) => c.notNull())
+          .addColumn('server_id', KEY, (c) => c.notNull())
+          .addColumn('server_name', KEY)
+          .addColumn('from_host', KEY, (c) => c.notNull())
+          .addColumn('to_host', KEY, (c) => c.notNull())
+          .addColumn('after_steps', 'text')
+          .addColumn('estimated_seconds', REAL, (c) => c.notNull())
+          .addColumn('state', 'varchar(16)', (c) => c.notNull())
+          .addColumn('attempt', 'integer', (c) => c.notNull())
+          .addColumn('nova_migration_id', 'bigint')
+          .addColumn('issued_at', TIME)
+          .addColumn('ended_at', TIME)
+          .addColumn('detail', 'text')
+          .addPrimaryKeyConstraint('execution_moves_pk', ['execution_id', 'step'])
+          .addForeignKeyConstraint('execution_moves_execution', ['execution_id'], 'executions', ['id'], (c) =>
+            c.onDelete('cascade'),
+          ),
+      ).execute();
+      await s.createIndex('execution_moves_server').on('execution_moves').column('server_id').execute();
+
+      await tableOptions(
+        backend,
+        s
+          .createTable('plans')
+          .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+          .addColumn('aggregate', KEY, (c) => c.notNull())
+          .addColumn('mode', 'varchar(16)', (c) => c.notNull())
+          .addColumn('status', 'varchar(24)', (c) => c.notNull())
+          .addColumn('snapshot_taken_at', TIME, (c) => c.notNull())
+          .addColumn('created_at', TIME, (c) => c.notNull())
+          .addColumn('status_changed_at', TIME, (c) => c.notNull())
+          .addColumn('expires_at', TIME)
+          .addColumn('move_count', 'integer', (c) => c.notNull())
+          .addColumn('plan_json', LONG, (c) => c.notNull()),
+      ).execute();
+      await s.createIndex('plans_aggregate').on('plans').columns(['aggregate', 'id']).execute();
+      await s.createIndex('plans_status').on('plans').columns(['status', 'id']).execute();
+
+      await tableOptions(
+        backend,
+        s
+          .createTable('plan_decisions')
+          .addColumn('plan_id', 'integer', (c) => c.notNull())
+          .addColumn('step', 'integer', (c) => c.notNull())
+          .addColumn('decision', 'varchar(16)', (c) => c.notNull())
+          .addColumn('decided_by', KEY, (c) => c.notNull())
+          .addColumn('comment', 'text')
+          .addColumn('decided_at', TIME, (c) => c.notNull())
+          .addPrimaryKeyConstraint('plan_decisions_pk', ['plan_id', 'step'])
+          .addForeignKeyConstraint('plan_decisions_plan', ['plan_id'], 'plans', ['id'], (c) =>
+            c.onDelete('cascade'),
+          ),
+      ).execute();
+
+      await tableOptions(
+        backend,
+        s
+          .createTable('server_cooldowns')
+          .addColumn('server_id', KEY, (c) => c.primaryKey())
+          .addColumn('aggregate', KEY, (c) => c.notNull())
+          .addColumn('last_moved_at', TIME, (c) => c.notNull())
+          .addColumn('from_host', KEY, (c) => c.notNull())
+          .addColumn('to_host', KEY, (c) => c.notNull()),
+      ).execute();
+      await s
+        .createIndex('server_cooldowns_aggregate')
+        .on('server_cooldowns')
+        .columns(['aggregate', 'server_id'])
+        .execute();
+
+      await tableOptions(
+        backend,
+        s
+          .createTable('aggregate_cooldowns')
+          .addColumn('aggregate', KEY, (c) => c.primaryKey())
+          .addColumn('last_moved_at', TIME, (c) => c.notNull())
+          .addColumn('server_id', KEY, (c) => c.notNull()),
+      ).execute();
+
+      await tableOptions(
+        backend,
+        s
+          .createTable('quarantine')
+          .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+          .addColumn('server_id', KEY, (c) => c.notNull())
+          .addColumn('active_server_id', KEY, (c) => c.unique())
+          .addColumn('aggregate', KEY, (c) => c.notNull())
+          .addColumn('reason', 'text', (c) => c.notNull())
+          .addColumn('nova_fault', 'text')
+          .addColumn('since', TIME, (c) => c.notNull())
+          .addColumn('updated_at', TIME, (c) => c.notNull())
+          .addColumn('attempts', 'integer', (c) => c.notNull())
+          .addColumn('released_by', KEY)
+          .addColumn('released_at', TIME),
+      ).execute();
+      await s.createIndex('quarantine_server').on('quarantine').columns(['server_id', 'id']).execute();
+
+      await tableOptions(
+        backend,
+        s
+          .createTable('cost_samples')
+          .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+          .addColumn('aggregate', KEY, (c) => c.notNull())
+          .addColumn('server_id', KEY, (c) => c.notNull())
+          .addColumn('ram_mb', 'integer', (c) => c.notNull())
+          .addColumn('dirty_rate_mbps', REAL)
+          .addColumn('duration_seconds', REAL, (c) => c.notNull())
+          .addColumn('outcome', 'varchar(16)', (c) => c.notNull())
+          .addColumn('source', 'varchar(16)', (c) => c.notNull())
+          .addColumn('source_key', KEY)
+          .addColumn('at', TIME, (c) => c.notNull())
+          .addUniqueConstraint('cost_samples_source_key', ['source', 'source_key']),
+      ).execute();
+      await s.createIndex('cost_samples_aggregate').on('cost_samples').columns(['aggregate', 'id']).execute();
+
+      await tableOptions(
+        backend,
+        s
+          .createTable('ratio_changes')
+          .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+          .addColumn('host', KEY, (c) => c.notNull())
+          .addColumn('resource_class', KEY, (c) => c.notNull())
+          .addColumn('old_ratio', REAL, (c) => c.notNull())
+          .addColumn('new_ratio', REAL, (c) => c.notNull())
+          .addColumn('reason', 'text', (c) => c.notNull())
+          .addColumn('generation', 'bigint', (c) => c.notNull())
+          .addColumn('at', TIME, (c) => c.notNull())
+          .addColumn('changed_by', KEY, (c) => c.notNull()),
+      ).execute();
+      await s.createIndex('ratio_changes_host').on('ratio_changes').columns(['host', 'id']).execute();
+
+      await tableOptions(
+        backend,
+        s
+          .createTable('data_health')
+          .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+          .addColumn('aggregate', KEY, (c) => c.notNull())
+          .addColumn('verdict', 'varchar(16)', (c) => c.notNull())
+          .addColumn('reasons', 'text', (c) => c.notNull())
+          .addColumn('at', TIME, (c) => c.notNull()),
+      ).execute();
+      await s.createIndex('data_health_aggregate').on('data_health').columns(['aggregate', 'id']).execute();
+
+      await tableOptions(
+        backend,
+        s
+          .createTable('snapshots')
+          .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+          .addColumn('taken_at', TIME, (c) => c.notNull())
+          .addColumn('aggregate', KEY)
+          .addColumn('path', 'text')
+          .addColumn('size_bytes', 'bigint')
+          .addColumn('recorded_at', TIME, (c) => c.notNull()),
+      ).execute();
+
+      await tableOptions(
+        backend,
+        s
+          .createTable('audit_log')
+          .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+          .addColumn('actor', KEY, (c) => c.notNull())
+          .addColumn('credential', KEY)
+          .addColumn('action', KEY, (c) => c.notNull())
+          .addColumn('target', KEY, (c) => c.notNull())
+          .addColumn('detail', LONG, (c) => c.notNull())
+          .addColumn('at', TIME, (c) => c.notNull()),
+      ).execute();
+      await s.createIndex('audit_log_actor').on('audit_log').columns(['actor', 'id']).execute();
+      await s.createIndex('audit_log_action').on('audit_log').columns(['action', 'id']).execute();
+      await s.createIndex('audit_log_target').on('audit_log').columns(['target', 'id']).execute();
+      await s.createIndex('audit_log_at').on('audit_log').column('at').execute();
+      for (const table of ['cost_samples', 'ratio_changes', 'data_health', 'snapshots'] as const) {
+        await s
+          .createIndex(`${table}_at`)
+          .on(table)
+          .column(table === 'snapshots' ? 'recorded_at' : 'at')
+          .execute();
+      }
+    },
+  };
+}
+
+/** The migrations in order; their names sort in that order (the Migrator runs them sorted). */
+export function storeMigrations(backend: StoreBackend): Record<string, Migration> {
+  return {
+    '0001-initial-schema': initialSchema(backend),
+  };
+}
+
+export const MIGRATION_TABLE = 'aicerine_migration';
+export const MIGRATION_LOCK_TABLE = 'aicerine_migration_lock';
+
+/**
+ * Brings the schema to the latest migration this build knows. Refuses (throws) a database that a
+ * newer build migrated further: its migrations are missing here, and running old code on a newer
+ * schema could lose data.
+ */
+export async function migrateToLatest(db: Kysely<Database>, backend: StoreBackend): Promise<string[]> {
+  if (backend === 'mysql') return runMigrator(db, backend, false);
+  // Kysely's migration lock is a no-op on SQLite (it assumes one connection), so two processes
+  // opening a new file at once would both migrate. One IMMEDIATE transaction around the whole
+  // run makes the second wait (busy timeout) and then find the work done; DDL is transactional
+  // in SQLite, so a failed migration leaves nothing half-made.
+  return db.connection().execute(async (conn) => {
+    await sql`begin immediate`.execute(conn);
+    try {
+      const ran = await runMigrator(conn, backend, true);
+      await sql`commit`.execute(conn);
+      return ran;
+    } catch (err) {
+      await sql`rollback`.execute(conn);
+      throw err;
+    }
+  });
+}
+
+async function runMigrator(
+  db: Kysely<Database>,
+  backend: StoreBackend,
+  inOuterTransaction: boolean,
+): Promise<string[]> {
+  const migrator = new Migrator({
+    db,
+    provider: { getMigrations: async () => storeMigrations(backend) },
+    migrationTableName: MIGRATION_TABLE,
+    migrationLockTableName: MIGRATION_LOCK_TABLE,
+    disableTransactions: inOuterTransaction,
+  });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error !== undefined) {
+    const failed = results?.find((r) => r.status === 'Error')?.migrationName;
+    const why = error instanceof Error ? error.message : String(error);
+    throw new StoreError(
+      failed !== undefined
+        ? `store: migration ${failed} failed: ${why}`
+        : `store: cannot migrate the schema: ${why}`,
+    );
+  }
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}

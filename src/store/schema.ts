@@ -1,0 +1,162 @@
+// The store's tables as Kysely sees them. Every time is an integer count of milliseconds since the
+// Unix epoch (UTC): one representation that sorts and compares the same way on SQLite and MariaDB,
+// with no DATETIME precision or time-zone setting in between. Repositories speak ISO-8601 strings.
+// JSON documents are text columns, parsed and validated by the repository that owns them.
+
+import type { Generated } from 'kysely';
+
+/** An auto-increment key: absent on insert, a number when read. */
+type AutoId = Generated<number>;
+
+export interface ExecutionsTable {
+  id: string;
+  aggregate: string;
+  plan_id: string | null;
+  state: string;
+  started_at: number;
+  ended_at: number | null;
+  started_by: string;
+}
+
+export interface ExecutionMovesTable {
+  execution_id: string;
+  step: number;
+  wave: number;
+  server_id: string;
+  server_name: string | null;
+  from_host: string;
+  to_host: string;
+  /** JSON array of steps, or null when the move waits for nothing. */
+  after_steps: string | null;
+  estimated_seconds: number;
+  state: string;
+  attempt: number;
+  nova_migration_id: number | null;
+  issued_at: number | null;
+  ended_at: number | null;
+  detail: string | null;
+}
+
+export interface PlansTable {
+  id: AutoId;
+  aggregate: string;
+  /** The control-loop mode the plan was made under (observe, assisted, active). */
+  mode: string;
+  status: string;
+  snapshot_taken_at: number;
+  created_at: number;
+  status_changed_at: number;
+  /** When an open (proposed or approved) plan stops being executable; null: never. */
+  expires_at: number | null;
+  move_count: number;
+  plan_json: string;
+}
+
+export interface PlanDecisionsTable {
+  plan_id: number;
+  step: number;
+  decision: string;
+  decided_by: string;
+  comment: string | null;
+  decided_at: number;
+}
+
+export interface ServerCooldownsTable {
+  server_id: string;
+  aggregate: string;
+  last_moved_at: number;
+  from_host: string;
+  to_host: string;
+}
+
+export interface AggregateCooldownsTable {
+  aggregate: string;
+  last_moved_at: number;
+  server_id: string;
+}
+
+export interface QuarantineTable {
+  id: AutoId;
+  server_id: string;
+  /** Equals server_id while the entry is unreleased, null after: a unique index on it allows one
+   * unreleased entry per server on both backends (NULLs never collide), history kept. */
+  active_server_id: string | null;
+  aggregate: string;
+  reason: string;
+  nova_fault: string | null;
+  since: number;
+  updated_at: number;
+  attempts: number;
+  released_by: string | null;
+  released_at: number | null;
+}
+
+export interface CostSamplesTable {
+  id: AutoId;
+  aggregate: string;
+  server_id: string;
+  ram_mb: number;
+  dirty_rate_mbps: number | null;
+  duration_seconds: number;
+  outcome: string;
+  source: string;
+  /** Identifies the sample at its source (a Nova migration id) so re-imports add nothing. */
+  source_key: string | null;
+  at: number;
+}
+
+export interface RatioChangesTable {
+  id: AutoId;
+  host: string;
+  resource_class: string;
+  old_ratio: number;
+  new_ratio: number;
+  reason: string;
+  generation: number;
+  at: number;
+  changed_by: string;
+}
+
+export interface DataHealthTable {
+  id: AutoId;
+  aggregate: string;
+  verdict: string;
+  /** JSON array of strings. */
+  reasons: string;
+  at: number;
+}
+
+export interface SnapshotsTable {
+  id: AutoId;
+  taken_at: number;
+  aggregate: string | null;
+  path: string | null;
+  size_bytes: number | null;
+  recorded_at: number;
+}
+
+export interface AuditLogTable {
+  id: AutoId;
+  actor: string;
+  credential: string | null;
+  action: string;
+  target: string;
+  /** JSON document. */
+  detail: string;
+  at: number;
+}
+
+export interface Database {
+  executions: ExecutionsTable;
+  execution_moves: ExecutionMovesTable;
+  plans: PlansTable;
+  plan_decisions: PlanDecisionsTable;
+  server_cooldowns: ServerCooldownsTable;
+  aggregate_cooldowns: AggregateCooldownsTable;
+  quarantine: QuarantineTable;
+  cost_samples: CostSamplesTable;
+  ratio_changes: RatioChangesTable;
+  data_health: DataHealthTable;
+  snapshots: SnapshotsTable;
+  audit_log: AuditLogTable;
+}

@@ -1,0 +1,60 @@
+// The store: one object that the service opens once and passes around. It implements the
+// executor's journal and carries one repository per kind of record.
+
+import type { ExecutionJournal } from '../executor/journal.js';
+import { type AuditLogRepository, createAuditLogRepository } from './audit.js';
+import type { StoreBackend } from './backend.js';
+import { connect, type StoreOptions } from './connect.js';
+import { type CooldownRepository, createCooldownRepository } from './cooldowns.js';
+import { type CostSampleRepository, createCostSampleRepository } from './cost-samples.js';
+import { createDataHealthRepository, type DataHealthRepository } from './data-health.js';
+import { createExecutionRepository, type ExecutionRepository } from './executions.js';
+import { createJournal } from './journal.js';
+import { migrateToLatest } from './migrations.js';
+import { createPlanRepository, type PlanRepository } from './plans.js';
+import { createQuarantineRepository, type QuarantineRepository } from './quarantine.js';
+import { createRatioChangeRepository, type RatioChangeRepository } from './ratio-changes.js';
+import { createRetention, type RetentionRepository } from './retention.js';
+import { createSnapshotRepository, type SnapshotRepository } from './snapshots.js';
+
+export interface Store extends ExecutionJournal {
+  readonly backend: StoreBackend;
+  readonly executions: ExecutionRepository;
+  readonly plans: PlanRepository;
+  readonly cooldowns: CooldownRepository;
+  readonly quarantine: QuarantineRepository;
+  readonly costSamples: CostSampleRepository;
+  readonly ratioChanges: RatioChangeRepository;
+  readonly dataHealth: DataHealthRepository;
+  readonly snapshots: SnapshotRepository;
+  readonly audit: AuditLogRepository;
+  readonly retention: RetentionRepository;
+  /** Closes the database (the pool on MariaDB); the store is unusable after. */
+  close(): Promise<void>;
+}
+
+/** Opens (creating if needed) the store and migrates its schema to the latest version. */
+export async function openStore(options: StoreOptions): Promise<Store> {
+  const ctx = connect(options);
+  try {
+    await migrateToLatest(ctx.db, ctx.backend);
+  } catch (err) {
+    await ctx.db.destroy();
+    throw err;
+  }
+  return {
+    backend: ctx.backend,
+    ...createJournal(ctx),
+    executions: createExecutionRepository(ctx),
+    plans: createPlanRepository(ctx),
+    cooldowns: createCooldownRepository(ctx),
+    quarantine: createQuarantineRepository(ctx),
+    costSamples: createCostSampleRepository(ctx),
+    ratioChanges: createRatioChangeRepository(ctx),
+    dataHealth: createDataHealthRepository(ctx),
+    snapshots: createSnapshotRepository(ctx),
+    audit: createAuditLogRepository(ctx),
+    retention: createRetention(ctx),
+    close: () => ctx.db.destroy(),
+  };
+}

@@ -1,0 +1,144 @@
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { register as registerCheck } from '../../../src/cli/commands/check.js';
+import { register } from '../../../src/cli/commands/config.js';
+import { type FakeCloud, startFakeCloud } from '../../cloud/fake-cloud.js';
+import { runCommand } from '../../fixtures/cli.js';
+
+let dir = '';
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'aicerine-config-cli-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+afterEach(() => {
+  process.exitCode = undefined;
+  vi.unstubAllEnvs();
+});
+
+async function file(name: string, text: string): Promise<string> {
+  const f = join(dir, name);
+  await writeFile(f, text);
+  await chmod(f, 0o600);
+  return f;
+}
+
+describe('aicerine config check', () => {
+  it('prints OK with each aggregate: mode, windows with next edges in their zone and UTC, budgets', async () => {
+    const f = await file(
+      'ok.yaml',
+      [
+        'openstack: { actuator: { cloud: act } }',
+        'aggregates:',
+        '  gold:',
+        '    mode: active',
+        '    windows: ["Sat 22:00 - Sun 06:00 Europe/Paris", "Mon-Fri 01:00 - 05:00 UTC"]',
+        '    budgets: { perWindow: 20 }',
+      ].join('\n'),
+    );
+    const { out, err, exitCode } = await runCommand(
+      [register],
+      ['config', 'check', f, '--now', '2026-03-28T22:00:00Z'],
+    );
+    expect(err).toBe('');
+    expect(exitCode).toBeUndefined();
+    expect(out).toContain(`OK ${f}\n`);
+    expect(out).toContain(
+      [
+        'aggregate gold',
+        '  mode active (in-flight migrations finish on pause)',
+        '  windows:',
+        // The spring-forward night: opened 21:00 UTC, closes 06:00 CEST = 04:00 UTC.
+        '    Sat 22:00 - Sun 06:00 Europe/Paris: open now, closes Sun 2026-03-29 06:00 GMT+2 (2026-03-29T04:00Z)',
+        '    Mon-Fri 01:00 - 05:00 UTC: opens Mon 2026-03-30 01:00 UTC, closes Mon 2026-03-30 05:00 UTC',
+        '  budgets: 5/cycle, 20/window, 100/24 h; emergencies 10/cycle, 50/24 h',
+      ].join('\n'),
+    );
+    expect(out).toContain('any other aggregate (defaults)\n  mode observe');
+  });
+
+  it('prints every problem and exits 1', async () => {
+    const f = await file('bad.yaml', 'budget: 3\ndefaults:\n  windows: ["Sat 22:00 - Sun 06:00"]\n');
+    const { out, exitCode } = await runCommand([register], ['config', 'check', f]);
+    expect(exitCode).toBe(1);
+    expect(out).toBe(
+      [
+        `INVALID ${f}: 2 problems`,
+        `${f}: defaults.windows[0]: missing the time zone at the end (DAYS HH:MM - [DAY] HH:MM ZONE, e.g. "Sat 22:00 - Sun 06:00 Europe/Paris"), got "Sat 22:00 - Sun 06:00"`,
+        `${f}: budget: unknown key (did you mean "budgets"?)`,
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('warns on stderr when the file is readable by other users', async () => {
+    const f = await file('loose.yaml', 'paused: true\n');
+    await chmod(f, 0o644);
+    const { out, err } = await runCommand([register], ['config', 'check', f]);
+    expect(out).toContain('service: cycle every 5m, PAUSED;');
+    expect(err).toBe(
+      `warning: ${f} is readable by other users (mode 644); it names the credentials and the store: chmod 640 ${f}\n`,
+    );
+  });
+
+  it('config example prints the example file, which passes the check', async () => {
+    const { out } = await runCommand([register], ['config', 'example']);
+    expect(out).toMatch(/^# aicerine.yaml: the configuration of `aicerine serve`/);
+    const f = await file('example.yaml', out);
+    const checked = await runCommand([register], ['config', 'check', f]);
+    expect(checked.exitCode).toBeUndefined();
+    expect(checked.out).toContain('aggregate gold\n  mode active');
+  });
+});
+
+describe('aicerine check --config reads the same declarations as --site', () => {
+  let cloud: FakeCloud;
+  beforeAll(async () => {
+    cloud = await startFakeCloud();
+  });
+  afterAll(async () => {
+    await cloud.close();
+  });
+
+  it('gives the same report, and takes the reader credential from the file', async () => {
+    const a = cloud.config.auth;
+    const clouds = await file(
+      'clouds.yaml',
+      `clouds:\n  fake:\n    auth: { auth_url: "${a.authUrl}", username: ${a.username}, password: ${a.password}, project_name: admin, user_domain_name: Default, project_domain_name: Default }\n    region_name: RegionOne\n`,
+    );
+    vi.stubEnv('OS_CLIENT_CONFIG_FILE', clouds);
+    vi.stubEnv('OS_CLOUD', '');
+    const site = await file(
+      'site.yaml',
+      [
+        'defaults:',
+        '  cpuAllocationRatioInNovaConf: false',
+        '  maintenanceWindows: ["Sun 01:00 - 05:00 UTC"]',
+        'aggregates:',
+        '  aic-fixture-gold: { ratioBounds: { VCPU: { min: 1, max: 8 } } }',
+        'storage: { default: shared }',
+      ].join('\n'),
+    );
+    const config = await file(
+      'aicerine.yaml',
+      [
+        'openstack: { reader: { cloud: fake } }',
+        'defaults:',
+        '  cpuAllocationRatioInNovaConf: false',
+        '  windows: ["Sun 01:00 - 05:00 UTC"]',
+        'aggregates:',
+        '  aic-fixture-gold: { ratioBounds: { VCPU: { min: 1, max: 8 } } }',
+        'storage: { default: shared }',
+      ].join('\n'),
+    );
+    const bySite = await runCommand([registerCheck], ['check', '--cloud', 'fake', '--site', site, '--json']);
+    const byConfig = await runCommand([registerCheck], ['check', '--config', config, '--json']);
+    const results = (out: string) => (JSON.parse(out) as { results: unknown[] }).results;
+    expect(results(byConfig.out)).toEqual(results(bySite.out));
+    expect(byConfig.out).toContain('Sun 01:00 - 05:00 UTC');
+    expect(byConfig.out).toContain('"id": "ratio-bounds"');
+  });
+});

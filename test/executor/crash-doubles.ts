@@ -1,0 +1,121 @@
+// A process that dies: once `proc.dead` is set, its journal and cloud calls throw and its clock's
+// waits never end, as if the process had been killed at that instant. Calls already sent stay
+// sent (the cloud acts on them); nothing after the crash point reaches the journal.
+import type {
+  ExecutionJournal,
+  ExecutionRecord,
+  ExecutionState,
+  MoveRecord,
+  MoveState,
+  MoveTransition,
+  PlannedMove,
+} from '../../src/executor/journal.js';
+import type { Clock, ExecutorCloud } from '../../src/executor/ports.js';
+
+export class Crash extends Error {
+  constructor() {
+    super('the process was killed');
+  }
+}
+
+export interface Proc {
+  dead: boolean;
+}
+
+export type CrashPoint =
+  | { kind: 'transition'; when: 'before' | 'after'; to: MoveState; from?: MoveState; step?: number }
+  | { kind: 'call'; when: 'before' | 'after'; call: 'liveMigrate' | 'abortLiveMigration'; serverId?: string };
+
+const never = new Promise<never>(() => {});
+
+export function dyingJournal(inner: ExecutionJournal, proc: Proc, point: CrashPoint): ExecutionJournal {
+  const alive = () => {
+    if (proc.dead) throw new Crash();
+  };
+  const hits = (step: number, from: MoveState, next: MoveTransition) =>
+    point.kind === 'transition' &&
+    point.to === next.state &&
+    (point.from === undefined || point.from === from) &&
+    (point.step === undefined || point.step === step);
+  return {
+    async createExecution(e: Omit<ExecutionRecord, 'state' | 'endedAt'>, moves: PlannedMove[]) {
+      alive();
+      return inner.createExecution(e, moves);
+    },
+    async transitionMove(id: string, step: number, from: MoveState, next: MoveTransition) {
+      alive();
+      const hit = hits(step, from, next);
+      if (hit && point.when === 'before') {
+        proc.dead = true;
+        throw new Crash();
+      }
+      const ok = await inner.transitionMove(id, step, from, next);
+      if (hit && ok) {
+        proc.dead = true;
+        throw new Crash();
+      }
+      alive();
+      return ok;
+    },
+    async finishExecution(id: string, state: Exclude<ExecutionState, 'running'>, at: string) {
+      alive();
+      return inner.finishExecution(id, state, at);
+    },
+    async getExecution(id: string) {
+      alive();
+      return inner.getExecution(id);
+    },
+    async listMoves(id: string): Promise<MoveRecord[]> {
+      alive();
+      return inner.listMoves(id);
+    },
+    async listUnfinishedExecutions() {
+      alive();
+      return inner.listUnfinishedExecutions();
+    },
+  };
+}
+
+export function dyingCloud(inner: ExecutorCloud, proc: Proc, point: CrashPoint): ExecutorCloud {
+  const wrap = <A extends unknown[], R>(name: keyof ExecutorCloud, f: (...a: A) => Promise<R>) => {
+    return async (...a: A): Promise<R> => {
+      if (proc.dead) throw new Crash();
+      const hit =
+        point.kind === 'call' &&
+        point.call === name &&
+        (point.serverId === undefined || point.serverId === a[0]);
+      if (hit && point.when === 'before') {
+        proc.dead = true;
+        throw new Crash();
+      }
+      const r = await f(...a);
+      if (hit || proc.dead) {
+        proc.dead = true;
+        throw new Crash();
+      }
+      return r;
+    };
+  };
+  return {
+    getServer: wrap('getServer', (id: string) => inner.getServer(id)),
+    listLiveMigrations: wrap('listLiveMigrations', (id: string) => inner.listLiveMigrations(id)),
+    getComputeService: wrap('getComputeService', (h: string) => inner.getComputeService(h)),
+    getHostRoom: wrap('getHostRoom', (h: string) => inner.getHostRoom(h)),
+    getServerAllocation: wrap('getServerAllocation', (id: string) => inner.getServerAllocation(id)),
+    liveMigrate: wrap('liveMigrate', (id: string, h: string) => inner.liveMigrate(id, h)),
+    abortLiveMigration: wrap('abortLiveMigration', (id: string, m: number) =>
+      inner.abortLiveMigration(id, m),
+    ),
+  };
+}
+
+export function dyingClock(inner: Clock, proc: Proc): Clock {
+  return {
+    now: () => inner.now(),
+    sleep: async (ms) => {
+      if (proc.dead) return never;
+      await inner.sleep(ms);
+      if (proc.dead) return never;
+    },
+  };
+}

@@ -1,0 +1,306 @@
+import { describe, expect, it } from 'vitest';
+import { parseWindow, type WeeklyWindow } from '../../src/config/windows.js';
+import { ControlLoop } from '../../src/loop/cycle.js';
+import { DEFAULT_HEALTH_THRESHOLDS, type ReadProblems } from '../../src/loop/health.js';
+import type { Cooldown, ServerHold } from '../../src/loop/holds.js';
+import type {
+  CloudReader,
+  ExecutionRequest,
+  ExecutorPort,
+  LoopStore,
+  StartedMove,
+  StoredPlanStatus,
+  StoredPlanView,
+} from '../../src/loop/ports.js';
+import type { AggregateLoopSettings, LoopSettings } from '../../src/loop/settings.js';
+import type { Plan } from '../../src/model/plan.js';
+import type { Snapshot } from '../../src/model/snapshot.js';
+import { DEFAULT_POLICY } from '../../src/policy/defaults.js';
+import { cluster, host, server } from '../fixtures/cluster.js';
+
+// A store that keeps everything in arrays: the loop's contract with the store, nothing more.
+class ArrayStore implements LoopStore {
+  verdicts: { verdict: string; reasons: string[] }[] = [];
+  plans: (StoredPlanView & { decision: string })[] = [];
+  approvals = new Map<string, Set<number>>();
+  moves: (Cooldown & { aggregate: string; emergency: boolean })[] = [];
+  quarantine: ServerHold[] = [];
+  ended = new Map<string, Date>();
+  audits: { action: string; target: string }[] = [];
+  async recordVerdict(v: { verdict: string; reasons: string[] }) {
+    this.verdicts.push(v);
+  }
+  async storePlan(e: {
+    aggregate: string;
+    plan: Plan;
+    status: StoredPlanStatus;
+    decision: string;
+    at: string;
+  }) {
+    const id = `p${this.plans.length + 1}`;
+    this.plans.push({
+      id,
+      aggregate: e.aggregate,
+      createdAt: e.at,
+      status: e.status,
+      plan: e.plan,
+      decision: e.decision,
+    });
+    return id;
+  }
+  async setPlanStatus(id: string, status: StoredPlanStatus) {
+    this.plans.find((p) => p.id === id)!.status = status;
+  }
+  async pendingPlan(aggregate: string) {
+    return this.plans.filter((p) => p.aggregate === aggregate && p.status === 'proposed').at(-1) ?? null;
+  }
+  async approvedSteps(id: string) {
+    return this.approvals.get(id) ?? new Set<number>();
+  }
+  async cooldowns(since: Date) {
+    return this.moves.filter((m) => Date.parse(m.movedAt) >= since.getTime());
+  }
+  async quarantined() {
+    return this.quarantine;
+  }
+  async startedMoves(aggregate: string, since: Date): Promise<StartedMove[]> {
+    return this.moves
+      .filter((m) => m.aggregate === aggregate && Date.parse(m.movedAt) >= since.getTime())
+      .map((m) => ({ at: new Date(m.movedAt), emergency: m.emergency }));
+  }
+  async startedMovesEverywhere(since: Date): Promise<StartedMove[]> {
+    return this.moves
+      .filter((m) => Date.parse(m.movedAt) >= since.getTime())
+      .map((m) => ({ at: new Date(m.movedAt), emergency: m.emergency }));
+  }
+  async lastExecutionEnded(aggregate: string) {
+    return this.ended.get(aggregate) ?? null;
+  }
+  async audit(e: { action: string; target: string }) {
+    this.audits.push({ action: e.action, target: e.target });
+  }
+}
+
+// An executor that "completes" each request at once by recording the moves it was given.
+class InstantExecutor implements ExecutorPort {
+  requests: ExecutionRequest[] = [];
+  running = new Set<string>();
+  constructor(
+    private readonly store: ArrayStore,
+    private readonly snap: () => Snapshot,
+  ) {}
+  isRunning(aggregate: string) {
+    return this.running.has(aggregate);
+  }
+  inFlight() {
+    return { servers: new Set<string>(), hosts: new Set<string>() };
+  }
+  async start(r: ExecutionRequest) {
+    this.requests.push(r);
+    const snap = this.snap();
+    for (const m of r.moves) {
+      const s = snap.servers.find((x) => x.id === m.server)!;
+      const from = snap.hosts.find((h) => h.name === m.from)!;
+      const to = snap.hosts.find((h) => h.name === m.to)!;
+      s.host = m.to;
+      from.usage.VCPU! -= s.flavor.vcpus;
+      from.usage.MEMORY_MB! -= s.flavor.ramMB;
+      to.usage.VCPU! += s.flavor.vcpus;
+      to.usage.MEMORY_MB! += s.flavor.ramMB;
+      this.store.moves.push({
+        serverId: m.server,
+        movedAt: r.moves.length ? new Date(clock.now).toISOString() : '',
+        from: m.from,
+        to: m.to,
+        aggregate: r.aggregate,
+        emergency: r.emergency,
+      });
+    }
+  }
+}
+
+const clock = { now: Date.parse('2026-11-28T23:00:00Z') }; // a Saturday, 00:00 in Paris
+const win = (text: string): WeeklyWindow => {
+  const p = parseWindow(text);
+  if (!p.ok) throw new Error(p.error);
+  return p.window;
+};
+
+function world() {
+  const hosts = ['a', 'b', 'c', 'd'].map((n) => host(n, { aggregates: ['gold'], vcpus: 16 }));
+  const servers = [
+    ...[1, 2, 3, 4, 5, 6].map((i) => server(`s${i}`, 'a', { cpu: 2 })),
+    server('s7', 'b', { cpu: 1 }),
+    server('s8', 'c', { cpu: 1 }),
+  ];
+  const snap = cluster(hosts, servers);
+  for (const h of snap.hosts) {
+    const on = snap.servers.filter((s) => s.host === h.name);
+    h.load = {
+      cpu: on.reduce((a, s) => a + (s.load?.cpu ?? 0), 0),
+      memoryMB: on.reduce((a, s) => a + (s.load?.memoryMB ?? 0), 0),
+    };
+  }
+  return snap;
+}
+
+function settings(over: Partial<AggregateLoopSettings> = {}): LoopSettings {
+  return {
+    paused: false,
+    globalBudget: {},
+    aggregates: [
+      {
+        name: 'gold',
+        mode: 'active',
+        paused: false,
+        windows: [win('Fri 22:00 - Sun 06:00 Europe/Paris')],
+        budget: { perCycle: 50, perDay: 200 },
+        emergencyBudget: { perDay: 10 },
+        emergencies: { evacuateReasonPrefix: 'EVAC', sustainSeconds: 600 },
+        policy: DEFAULT_POLICY,
+        startImbalance: 0,
+        serverCooldownSeconds: 3600,
+        aggregateCooldownSeconds: 0,
+        approvalExpirySeconds: 3600,
+        health: DEFAULT_HEALTH_THRESHOLDS,
+        ...over,
+      },
+    ],
+  };
+}
+
+const noProblems: ReadProblems = {
+  hostsLeftOut: [],
+  hostsWithoutLoad: [],
+  serversWithoutLoad: [],
+  partialReads: [],
+};
+
+function setup(over: Partial<AggregateLoopSettings> = {}) {
+  clock.now = Date.parse('2026-11-28T23:00:00Z');
+  let snap = world();
+  const store = new ArrayStore();
+  const executor = new InstantExecutor(store, () => snap);
+  const reader: CloudReader = {
+    read: async () => {
+      snap = { ...snap, takenAt: new Date(clock.now).toISOString() };
+      return { snapshot: structuredClone(snap), problems: noProblems, migrations: [] };
+    },
+  };
+  const loop = new ControlLoop({ reader, store, executor, now: () => new Date(clock.now) }, settings(over));
+  return { loop, store, executor, snap: () => snap, setSnap: (s: Snapshot) => (snap = s) };
+}
+
+describe('control loop cycle', () => {
+  it('observe: stores the plan with its reason, starts nothing', async () => {
+    const { loop, store, executor } = setup({ mode: 'observe' });
+    const r = await loop.runCycle();
+    expect(r.aggregates[0]!.summary).toBe('observe mode: plan stored, nothing executed');
+    expect(store.plans).toHaveLength(1);
+    expect(store.plans[0]!.status).toBe('observed');
+    expect(store.plans[0]!.plan.aggregates[0]!.moves.length).toBeGreaterThan(0);
+    expect(executor.requests).toEqual([]);
+    expect(store.verdicts).toEqual([expect.objectContaining({ verdict: 'ok' })]);
+  });
+
+  it('active inside the window: starts the plan with the window end as deadline', async () => {
+    const { loop, store, executor } = setup();
+    const r = await loop.runCycle();
+    expect(r.aggregates[0]!.started).toBeGreaterThan(0);
+    expect(executor.requests).toHaveLength(1);
+    expect(executor.requests[0]!.deadline?.toISOString()).toBe('2026-11-29T05:00:00.000Z');
+    expect(store.plans[0]!.status).toBe('executing');
+    expect(store.audits.map((a) => a.action)).toEqual(['execution.start']);
+  });
+
+  it('active outside the window: waits, but evacuates an emergency host with no deadline', async () => {
+    const { loop, executor, snap } = setup();
+    clock.now = Date.parse('2026-11-30T12:00:00Z'); // Monday noon
+    let r = await loop.runCycle();
+    expect(r.aggregates[0]!.summary).toBe('outside the maintenance window: waiting');
+    expect(executor.requests).toEqual([]);
+    const a = snap().hosts.find((h) => h.name === 'a')!;
+    a.service = { ...a.service, status: 'disabled', disabledReason: 'EVAC: DIMM errors' };
+    r = await loop.runCycle();
+    expect(executor.requests).toHaveLength(1);
+    expect(executor.requests[0]!.emergency).toBe(true);
+    expect(executor.requests[0]!.deadline).toBeNull();
+    expect(executor.requests[0]!.moves.every((m) => m.from === 'a' && m.phase === 'evacuate')).toBe(true);
+  });
+
+  it('moved servers are held through their cooldown: no server moves twice in an hour', async () => {
+    const { loop, executor } = setup({ startImbalance: 0 });
+    await loop.runCycle();
+    clock.now += 600_000;
+    await loop.runCycle();
+    clock.now += 600_000;
+    await loop.runCycle();
+    const moved = executor.requests.flatMap((r) => r.moves.map((m) => m.server));
+    expect(moved.length).toBeGreaterThan(0);
+    expect(new Set(moved).size).toBe(moved.length);
+  });
+
+  it('assisted: proposes, then runs only approved moves, re-validated on the fresh snapshot', async () => {
+    const { loop, store, executor, snap } = setup({ mode: 'assisted' });
+    let r = await loop.runCycle();
+    expect(r.aggregates[0]!.summary).toMatch(/nothing starts: awaiting approval/);
+    expect(store.plans[0]!.status).toBe('proposed');
+    const moves = store.plans[0]!.plan.aggregates[0]!.moves;
+    expect(moves.length).toBeGreaterThanOrEqual(2);
+    // Approve two moves; meanwhile somebody moves the first one's server by hand.
+    store.approvals.set('p1', new Set([moves[0]!.step, moves[1]!.step]));
+    const first = snap().servers.find((s) => s.id === moves[0]!.server)!;
+    first.host = 'd';
+    const ha = snap().hosts.find((h) => h.name === moves[0]!.from)!;
+    const hd = snap().hosts.find((h) => h.name === 'd')!;
+    ha.usage.VCPU! -= first.flavor.vcpus;
+    ha.usage.MEMORY_MB! -= first.flavor.ramMB;
+    hd.usage.VCPU! += first.flavor.vcpus;
+    hd.usage.MEMORY_MB! += first.flavor.ramMB;
+    r = await loop.runCycle();
+    expect(executor.requests).toHaveLength(1);
+    expect(executor.requests[0]!.moves.map((m) => m.step)).toEqual([moves[1]!.step]);
+    const dropped = r.aggregates[0]!.decision!.waiting.find((w) => w.step === moves[0]!.step)!;
+    expect(dropped.why).toMatch(/no longer valid: server-not-on-source/);
+  });
+
+  it('assisted: an approval not given in time expires and a new plan is proposed', async () => {
+    const { loop, store } = setup({ mode: 'assisted', approvalExpirySeconds: 600 });
+    await loop.runCycle();
+    clock.now += 601_000;
+    await loop.runCycle();
+    expect(store.plans.map((p) => p.status)).toEqual(['expired', 'proposed']);
+    expect(store.audits.map((a) => a.action)).toContain('plan.expire');
+  });
+
+  it('bad data blocks action and the reason is stored', async () => {
+    const { loop, store, executor, snap, setSnap } = setup();
+    const s = snap();
+    s.hosts[0]!.usage.VCPU = 999;
+    setSnap(s);
+    const r = await loop.runCycle();
+    expect(r.aggregates[0]!.summary).toMatch(
+      /^data-health gate: contradictory: host a Placement VCPU usage 999/,
+    );
+    expect(store.verdicts[0]!.verdict).toBe('blocked');
+    expect(executor.requests).toEqual([]);
+  });
+
+  it('a running execution leaves the aggregate alone; pause stops new starts', async () => {
+    const { loop, executor } = setup({ paused: true });
+    let r = await loop.runCycle();
+    expect(r.aggregates[0]!.summary).toBe('paused (this aggregate)');
+    executor.running.add('gold');
+    r = await loop.runCycle();
+    expect(r.aggregates[0]!.summary).toBe('an execution is running: waiting for it to end');
+  });
+
+  it('the day budget binds and says so', async () => {
+    const { loop, executor } = setup({ budget: { perDay: 1 } });
+    const r = await loop.runCycle();
+    expect(executor.requests[0]!.moves).toHaveLength(1);
+    expect(r.aggregates[0]!.decision!.waiting[0]!.why).toMatch(
+      /aggregate day budget: 0 of 1 moves started in the last 24 h, 1 left/,
+    );
+  });
+});
