@@ -7,6 +7,7 @@ import { register as registerCredentials } from './commands/credentials.js';
 import { register as registerDemo } from './commands/demo.js';
 import { register as registerPlan } from './commands/plan.js';
 import { register as registerRecord } from './commands/record.js';
+import { register as registerServe } from './commands/serve.js';
 import { register as registerSim } from './commands/sim.js';
 import { register as registerSnapshot } from './commands/snapshot.js';
 
@@ -27,6 +28,7 @@ registerCheck(program);
 registerCredentials(program);
 registerConfig(program);
 registerCosts(program);
+registerServe(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   process.stderr.write(`aicerine: ${err instanceof Error ? err.message : String(err)}\n`);

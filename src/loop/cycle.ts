@@ -16,6 +16,9 @@ import { applyHolds, cooldownHolds } from './holds.js';
 import type { CloudReader, ExecutorPort, LoopStore, StoredPlanView } from './ports.js';
 import type { AggregateLoopSettings, LoopSettings } from './settings.js';
 
+/** The executor's `startedBy` of an emergency execution: budgets count these apart. */
+export const EMERGENCY_STARTER = 'loop:emergency';
+
 export interface AggregateOutcome {
   aggregate: string;
   /** What happened, in one line. */
@@ -118,6 +121,10 @@ export class ControlLoop {
     this.settings = settings;
   }
 
+  currentSettings(): LoopSettings {
+    return this.settings;
+  }
+
   async runCycle(): Promise<CycleReport> {
     const cycleStartedAt = this.deps.now();
     const read = await this.deps.reader.read();
@@ -172,7 +179,12 @@ export class ControlLoop {
     let plan: Plan;
     if (s.mode === 'assisted') {
       stored = await store.pendingPlan(s.name);
-      if (stored && now.getTime() - Date.parse(stored.createdAt) > s.approvalExpirySeconds * 1000) {
+      const expiresAt = stored
+        ? stored.expiresAt !== null
+          ? Date.parse(stored.expiresAt)
+          : Date.parse(stored.createdAt) + s.approvalExpirySeconds * 1000
+        : 0;
+      if (stored && now.getTime() >= expiresAt) {
         await store.setPlanStatus(stored.id, 'expired', now.toISOString());
         await this.audit('loop', 'plan.expire', stored.id, { aggregate: s.name }, now);
         stored = null;
@@ -297,7 +309,7 @@ export class ControlLoop {
         moves: decision.start,
         emergency: decision.emergency,
         deadline: decision.emergency ? null : win.open ? win.closesAt : null,
-        startedBy: `loop:${s.mode}`,
+        startedBy: decision.emergency ? EMERGENCY_STARTER : `loop:${s.mode}`,
       });
       await this.audit(
         `loop:${s.mode}`,

@@ -33,6 +33,8 @@ export interface StoredPlanView {
   aggregate: string;
   createdAt: string;
   status: StoredPlanStatus;
+  /** When the plan (or the operator's approval of it) stops being executable; null: never. */
+  expiresAt: string | null;
   /** The single-aggregate plan document as made. */
   plan: Plan;
 }

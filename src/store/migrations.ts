@@ -237,10 +237,50 @@ function initialSchema(backend: StoreBackend): Migration {
   };
 }
 
+// Prevention keeps an intent before each Placement write and its outcome after (so a restart
+// never mistakes its own write for someone else's), and a list of hosts it stopped writing.
+function preventionRecords(backend: StoreBackend): Migration {
+  return {
+    async up(db: Kysely<unknown>): Promise<void> {
+      const s = db.schema;
+      await tableOptions(
+        backend,
+        s
+          .createTable('ratio_intents')
+          .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+          .addColumn('change_id', KEY, (c) => c.notNull())
+          .addColumn('host', KEY, (c) => c.notNull())
+          .addColumn('rp_uuid', KEY, (c) => c.notNull())
+          .addColumn('aggregate', KEY, (c) => c.notNull())
+          .addColumn('from_ratio', REAL, (c) => c.notNull())
+          .addColumn('to_ratio', REAL, (c) => c.notNull())
+          .addColumn('reason', 'text', (c) => c.notNull())
+          .addColumn('state', 'varchar(16)', (c) => c.notNull())
+          .addColumn('at', TIME, (c) => c.notNull())
+          .addColumn('detail', 'text'),
+      ).execute();
+      await s.createIndex('ratio_intents_host').on('ratio_intents').columns(['host', 'id']).execute();
+      await s.createIndex('ratio_intents_at').on('ratio_intents').column('at').execute();
+      await tableOptions(
+        backend,
+        s
+          .createTable('ratio_pins')
+          .addColumn('host', KEY, (c) => c.primaryKey())
+          .addColumn('rp_uuid', KEY, (c) => c.notNull())
+          .addColumn('expected', REAL, (c) => c.notNull())
+          .addColumn('found', REAL, (c) => c.notNull())
+          .addColumn('at', TIME, (c) => c.notNull())
+          .addColumn('reason', 'text', (c) => c.notNull()),
+      ).execute();
+    },
+  };
+}
+
 /** The migrations in order; their names sort in that order (the Migrator runs them sorted). */
 export function storeMigrations(backend: StoreBackend): Record<string, Migration> {
   return {
     '0001-initial-schema': initialSchema(backend),
+    '0002-prevention-records': preventionRecords(backend),
   };
 }
 

@@ -117,6 +117,29 @@ export interface RatioChangesTable {
   changed_by: string;
 }
 
+export interface RatioIntentsTable {
+  id: AutoId;
+  change_id: string;
+  host: string;
+  rp_uuid: string;
+  aggregate: string;
+  from_ratio: number;
+  to_ratio: number;
+  reason: string;
+  state: string;
+  at: number;
+  detail: string | null;
+}
+
+export interface RatioPinsTable {
+  host: string;
+  rp_uuid: string;
+  expected: number;
+  found: number;
+  at: number;
+  reason: string;
+}
+
 export interface DataHealthTable {
   id: AutoId;
   aggregate: string;
@@ -156,6 +179,8 @@ export interface Database {
   quarantine: QuarantineTable;
   cost_samples: CostSamplesTable;
   ratio_changes: RatioChangesTable;
+  ratio_intents: RatioIntentsTable;
+  ratio_pins: RatioPinsTable;
   data_health: DataHealthTable;
   snapshots: SnapshotsTable;
   audit_log: AuditLogTable;

@@ -2,6 +2,7 @@
 // executor's journal and carries one repository per kind of record.
 
 import type { ExecutionJournal } from '../executor/journal.js';
+import type { RatioChangeSink } from '../prevention/sink.js';
 import { type AuditLogRepository, createAuditLogRepository } from './audit.js';
 import type { StoreBackend } from './backend.js';
 import { connect, type StoreOptions } from './connect.js';
@@ -14,6 +15,7 @@ import { migrateToLatest } from './migrations.js';
 import { createPlanRepository, type PlanRepository } from './plans.js';
 import { createQuarantineRepository, type QuarantineRepository } from './quarantine.js';
 import { createRatioChangeRepository, type RatioChangeRepository } from './ratio-changes.js';
+import { createRatioChangeSink } from './ratio-sink.js';
 import { createRetention, type RetentionRepository } from './retention.js';
 import { createSnapshotRepository, type SnapshotRepository } from './snapshots.js';
 
@@ -25,6 +27,8 @@ export interface Store extends ExecutionJournal {
   readonly quarantine: QuarantineRepository;
   readonly costSamples: CostSampleRepository;
   readonly ratioChanges: RatioChangeRepository;
+  /** Prevention's intents, outcomes and pinned hosts. */
+  readonly ratioSink: RatioChangeSink;
   readonly dataHealth: DataHealthRepository;
   readonly snapshots: SnapshotRepository;
   readonly audit: AuditLogRepository;
@@ -51,6 +55,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     quarantine: createQuarantineRepository(ctx),
     costSamples: createCostSampleRepository(ctx),
     ratioChanges: createRatioChangeRepository(ctx),
+    ratioSink: createRatioChangeSink(ctx),
     dataHealth: createDataHealthRepository(ctx),
     snapshots: createSnapshotRepository(ctx),
     audit: createAuditLogRepository(ctx),

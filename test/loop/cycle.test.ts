@@ -42,6 +42,7 @@ class ArrayStore implements LoopStore {
       id,
       aggregate: e.aggregate,
       createdAt: e.at,
+      expiresAt: null,
       status: e.status,
       plan: e.plan,
       decision: e.decision,
