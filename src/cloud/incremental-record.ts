@@ -203,8 +203,15 @@ export class IncrementalRecorder {
       }
     }
     if (fullReason !== undefined) {
-      await this.fullRead();
+      // Taken now: a request made while this read runs is for the next cycle.
+      const taken = this.pendingFull;
       this.pendingFull = undefined;
+      try {
+        await this.fullRead();
+      } catch (e) {
+        this.pendingFull ??= taken;
+        throw e;
+      }
       full = true;
     }
     const st = this.state as KeptState;

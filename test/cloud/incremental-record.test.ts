@@ -275,7 +275,11 @@ describe('IncrementalRecorder on the simulator', () => {
     );
     await overlapping[0];
     rec.requestFullRead('data health: contradictory usage');
-    expect((await rec.cycle()).fullReason).toBe('data health: contradictory usage');
+    const requested = rec.cycle();
+    // Asked while that full read runs: it is for the cycle after.
+    rec.requestFullRead('asked during a read');
+    expect((await requested).fullReason).toBe('data health: contradictory usage');
+    expect((await rec.cycle()).fullReason).toBe('asked during a read');
     w.cloud.advance(601);
     expect((await rec.cycle()).fullReason).toBe('the previous read is more than 600 s old');
     expect(() => new IncrementalRecorder({} as CloudSession, { overlapSeconds: -1 })).toThrow(
