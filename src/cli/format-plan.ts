@@ -35,6 +35,8 @@ function formatAggregate(agg: AggregatePlan, maxShown: number): string[] {
     ]);
   }
   lines.push(...table(rows).map((l) => `  ${l}`));
+  const rose = balanceCostNote(agg);
+  if (rose) lines.push(`  ${rose}`);
   if (agg.moves.length > 0) {
     const moveRows: string[][] = [['step', 'wave', 'phase', 'server', 'from', 'to', 'est.s', 'reason']];
     for (const m of agg.moves.slice(0, maxShown)) {
@@ -58,6 +60,29 @@ function formatAggregate(agg: AggregatePlan, maxShown: number): string[] {
   if (agg.hostsFreed.length > 0) lines.push(`  hosts freed: ${agg.hostsFreed.join(', ')}`);
   for (const u of agg.unresolved) lines.push(`  unresolved: ${u}`);
   return lines;
+}
+
+const PHASE_WORDS: Record<string, string> = {
+  evacuate: 'evacuations',
+  affinity: 'server-group moves (hard repairs, soft groups)',
+  spread: 'spread moves',
+  pack: 'pack moves',
+};
+
+/**
+ * When an aggregate ends less balanced than it started, what paid for it: the balance each
+ * phase's moves cost (their gains, summed), so a plan never reads worse without saying why.
+ */
+function balanceCostNote(agg: AggregatePlan): string | null {
+  if (agg.after.imbalance <= agg.before.imbalance) return null;
+  const costs = new Map<string, number>();
+  for (const m of agg.moves)
+    if (m.gain !== undefined && m.gain < 0) costs.set(m.phase, (costs.get(m.phase) ?? 0) - m.gain);
+  const parts = [...costs.entries()]
+    .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+    .map(([phase, cost]) => `${PHASE_WORDS[phase] ?? phase} cost ${cost.toFixed(4)}`);
+  const why = parts.length > 0 ? parts.join(', ') : 'measured host load differs from the sum of its servers';
+  return `imbalance rose ${agg.before.imbalance.toFixed(4)} -> ${agg.after.imbalance.toFixed(4)}: ${why}`;
 }
 
 function table(rows: string[][]): string[] {

@@ -133,8 +133,12 @@ export class BestMoveSearch {
     }
   }
 
-  /** The best legal move now with net ≥ floor, or null. Deterministic: ties go to the lower server. */
-  best(floor: number): BestMove | null {
+  /**
+   * The best legal move now with net ≥ floor, or null. Deterministic: ties go to the lower
+   * server. softOnly: only moves that remove a soft server-group violation (the aggregate is
+   * balanced enough, but soft groups may still pay for a move).
+   */
+  best(floor: number, softOnly = false): BestMove | null {
     const { state, policy } = this.ctx;
     const D = state.D;
     const n = this.n;
@@ -143,7 +147,7 @@ export class BestMoveSearch {
     const current = state.imbalance(this.agg);
     let best: BestMove | null = null;
     const offer = (server: number, to: number, net: number, soft: number): void => {
-      if (net < floor) return;
+      if (net < floor || (softOnly && soft >= 0)) return;
       if (
         best === null ||
         net > best.net ||
@@ -163,6 +167,7 @@ export class BestMoveSearch {
     for (let i = 0; i < this.cand.length; i++) {
       const s = this.cand[i]!;
       if (state.moved[s] !== 0) continue;
+      if (softOnly && !this.inSoftGroup(s)) continue;
       const h = state.at[s]!;
       // The aggregate's sums with the server taken off its host (as ClusterState.sumsWithoutServer).
       const srcUsable = state.hosts[h]!.usable;
@@ -193,7 +198,7 @@ export class BestMoveSearch {
           offer(s, to, (current - this.afterAtHost(s, to)) * n - soft - cost, soft);
         }
         const u = this.uniformGroupTerm(s);
-        if (u === null) continue;
+        if (u === null || (softOnly && u >= 0)) continue;
         uniform = u;
       }
       const zoneClasses = this.candClasses[i]!;
@@ -369,6 +374,11 @@ export class BestMoveSearch {
     const delta = groupViolationDelta(state, group, state.at[server]!, -1);
     if (group.policy === 'affinity' || group.policy === 'anti-affinity') return delta > 0 ? null : 0;
     return this.ctx.policy.softGroupPenalty * delta;
+  }
+
+  private inSoftGroup(server: number): boolean {
+    const g = this.ctx.state.servers[server]!.group;
+    return g >= 0 && this.ctx.state.groups[g]!.policy.startsWith('soft-');
   }
 
   /** The group term of a move to `to`; null when a hard group forbids it. */

@@ -30,7 +30,8 @@ export function spread(ctx: PlanContext, meter: WorkMeter = { evaluations: 0 }):
     for (let a = 0; a < searches.length; a++) {
       if (done[a]) continue;
       if (cached[a] === undefined) {
-        cached[a] = state.imbalance(a) <= policy.spread.targetImbalance ? null : searches[a]!.best(floor);
+        // At the target, balance moves stop; a soft group may still pay for a move.
+        cached[a] = searches[a]!.best(floor, state.imbalance(a) <= policy.spread.targetImbalance);
       }
       const c = cached[a];
       if (c === null || c === undefined) {
