@@ -8,11 +8,15 @@ export function formatPlan(plan: Plan, opts: { maxMovesShown?: number } = {}): s
   out.push(
     `Plan (${plan.mode}) for the snapshot of ${plan.snapshotTakenAt}: ${total} moves in ${plan.aggregates.length} aggregate(s), planned in ${plan.stats.planningMs} ms`,
   );
-  for (const agg of plan.aggregates) out.push('', ...formatAggregate(agg, opts.maxMovesShown ?? 200));
+  for (const agg of plan.aggregates)
+    out.push(
+      '',
+      ...formatAggregate(agg, opts.maxMovesShown ?? 200, plan.stats[`imbalanceLowerBound:${agg.name}`]),
+    );
   return `${out.join('\n')}\n`;
 }
 
-function formatAggregate(agg: AggregatePlan, maxShown: number): string[] {
+function formatAggregate(agg: AggregatePlan, maxShown: number, bound: number | undefined): string[] {
   const lines: string[] = [];
   const waves = new Set(agg.moves.map((m) => m.wave)).size;
   const seconds = agg.moves.reduce((s, m) => s + m.estimatedSeconds, 0);
@@ -35,6 +39,8 @@ function formatAggregate(agg: AggregatePlan, maxShown: number): string[] {
     ]);
   }
   lines.push(...table(rows).map((l) => `  ${l}`));
+  if (bound !== undefined && Object.keys(agg.before.dimensions).length > 0)
+    lines.push(`  ${gapNote(agg, bound)}`);
   const rose = balanceCostNote(agg);
   if (rose) lines.push(`  ${rose}`);
   if (agg.moves.length > 0) {
@@ -60,6 +66,15 @@ function formatAggregate(agg: AggregatePlan, maxShown: number): string[] {
   if (agg.hostsFreed.length > 0) lines.push(`  hosts freed: ${agg.hostsFreed.join(', ')}`);
   for (const u of agg.unresolved) lines.push(`  unresolved: ${u}`);
   return lines;
+}
+
+/** The plan against the lower bound for its number of moves (docs/planner.md, "The gap"). */
+function gapNote(agg: AggregatePlan, bound: number): string {
+  const n = agg.moves.length;
+  if (bound <= 0)
+    return `gap: no useful lower bound with ${n} moves (they could change nearly every host); after ${agg.after.imbalance.toFixed(4)}`;
+  const pctAbove = ((agg.after.imbalance - bound) / bound) * 100;
+  return `gap: within ${pctAbove.toFixed(1)}% of the best possible with ${n} moves (no plan of ${n} moves goes below ${bound.toFixed(4)})`;
 }
 
 const PHASE_WORDS: Record<string, string> = {
