@@ -4,17 +4,25 @@
 // takes the best, and stops when no move pays. Same legality as the product: zone, aggregate,
 // Placement capacity (VCPU, MEMORY_MB, DISK_GB), hard server groups, a server moves at most once.
 // Returns the imbalance (mean over aggregates, as the bench prints it) after every move.
+// `mandatory`: the product's evacuations and hard-group repairs, applied first and counted.
 import { groupViolationDelta } from '../dist/planner/constraints/hard-groups.js';
 import { ClusterState } from '../dist/planner/state.js';
 
-export function plainGreedy(snapshot, policy, maxMoves) {
+export function plainGreedy(snapshot, policy, maxMoves, mandatory = []) {
   const state = new ClusterState(snapshot, policy);
   const D = state.D;
   const floor = Math.max(policy.minGain, 1e-9);
   const sums = new Float64Array(2 * D);
   const curve = [meanImbalance(state)];
   const moved = new Uint8Array(state.servers.length);
-  for (let step = 0; step < maxMoves; step++) {
+  // Evacuations and hard server-group repairs are not the greedy's to choose: both start with them.
+  for (const m of mandatory.slice(0, maxMoves)) {
+    const s = state.serverById.get(m.server);
+    state.apply(s, state.hostByName.get(m.to));
+    moved[s] = 1;
+    curve.push(meanImbalance(state));
+  }
+  for (let step = curve.length - 1; step < maxMoves; step++) {
     let best = null;
     for (const agg of state.aggregates) {
       const n = agg.counted.length;
@@ -58,7 +66,6 @@ function meanImbalance(state) {
   let sum = 0;
   let n = 0;
   for (const a of state.aggregates) {
-    if (a.counted.length === 0) continue;
     sum += Math.round(state.imbalance(a.index) * 1e6) / 1e6;
     n++;
   }

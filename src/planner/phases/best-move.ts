@@ -125,6 +125,11 @@ export class BestMoveSearch {
     });
   }
 
+  /** Many moves were applied or undone: every class is re-sorted on the next search. */
+  invalidate(): void {
+    for (const c of this.classes) c.dirty = true;
+  }
+
   /** A move changed these hosts' utilization: their classes are re-sorted on the next search. */
   touched(...hosts: number[]): void {
     for (const h of hosts) {

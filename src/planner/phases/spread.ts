@@ -9,8 +9,10 @@
 // the group and says what it costs in balance.
 
 import type { PlanContext } from '../context.js';
-import { hostUtil } from '../describe.js';
+import { hostUtil, serverLabel } from '../describe.js';
+import { scoreMove } from '../objectives/move-score.js';
 import { type BestMove, BestMoveSearch, type WorkMeter } from './best-move.js';
+import { bestSwap, IMPROVE_EVALUATIONS_PER_MS, improveSpread, type Swap } from './improve.js';
 
 /** Below this net gain (objective units) a move is float noise, not an improvement. */
 export const MIN_IMPROVEMENT = 1e-9;
@@ -22,7 +24,88 @@ export function spreadFloor(minGain: number): number {
 export function spread(ctx: PlanContext, meter: WorkMeter = { evaluations: 0 }): void {
   const { state, policy } = ctx;
   const floor = spreadFloor(policy.minGain);
+  const base = state.applied.length;
+  const kept = ctx.moves.map((m) => m.length);
   const searches = state.aggregates.map((a) => new BestMoveSearch(ctx, a.index, meter));
+  greedy(ctx, searches, floor);
+  const budget = policy.planner.timeLimitMs * IMPROVE_EVALUATIONS_PER_MS;
+  if (budget <= 0) return;
+  const limit = meter.evaluations + budget;
+  const seq = state.applied.slice(base).map((m) => ({ server: m.server, to: m.to }));
+  if (seq.length === 0 || !improveSpread(ctx, searches, seq, base, floor, meter, limit)) {
+    swaps(ctx, searches, floor, meter, limit);
+    return;
+  }
+  // Record the improved moves again, in order, so gains and reasons describe this sequence.
+  state.undo(state.applied.length - base);
+  ctx.moves.forEach((moves, a) => {
+    ctx.budgetLeft += moves.length - kept[a]!;
+    moves.length = kept[a]!;
+  });
+  for (const m of seq) {
+    const score = scoreMove(
+      state,
+      policy,
+      m.server,
+      m.to,
+      state.imbalance(state.hosts[state.at[m.server]!]!.aggregate),
+    );
+    recordSpreadMove(ctx, { server: m.server, to: m.to, net: score.net, soft: score.softPenalty }, floor);
+  }
+  // The exchanges may have opened moves that pay: the budget left goes to the greedy again.
+  for (const s of searches) s.invalidate();
+  greedy(ctx, searches, floor);
+  swaps(ctx, searches, floor, meter, limit);
+}
+
+/**
+ * When no single move pays but budget is left, swaps: two servers exchanged between a hot and
+ * a cool host, best pair first, then single moves again, until neither pays or the work
+ * budget is spent.
+ */
+function swaps(
+  ctx: PlanContext,
+  searches: BestMoveSearch[],
+  floor: number,
+  meter: WorkMeter,
+  limit: number,
+): void {
+  const { state } = ctx;
+  while (ctx.budgetLeft >= 2 && meter.evaluations < limit) {
+    let pick: Swap | null = null;
+    for (const a of state.aggregates) {
+      if (a.counted.length < 2 || state.imbalance(a.index) <= ctx.policy.spread.targetImbalance) continue;
+      const s = bestSwap(ctx, a.index, floor, meter);
+      if (s !== null && (pick === null || s.net > pick.net)) pick = s;
+    }
+    if (pick === null) return;
+    const partner = (s: number): string => serverLabel(state, s);
+    for (const [step, other, k] of [
+      [pick.first, pick.second, 1],
+      [pick.second, pick.first, 2],
+    ] as const) {
+      const score = scoreMove(
+        state,
+        ctx.policy,
+        step.server,
+        step.to,
+        state.imbalance(state.hosts[state.at[step.server]!]!.aggregate),
+      );
+      recordSpreadMove(
+        ctx,
+        { server: step.server, to: step.to, net: score.net, soft: score.softPenalty },
+        floor,
+        `swap ${k}/2 with ${partner(other.server)}`,
+      );
+    }
+    for (const s of searches) s.invalidate();
+    greedy(ctx, searches, floor);
+  }
+}
+
+/** Best improvement: the exact best move of the aggregate that has the best one, until none pays. */
+function greedy(ctx: PlanContext, searches: BestMoveSearch[], floor: number): void {
+  const { state, policy } = ctx;
   const done = state.aggregates.map((a) => a.counted.length < 2);
   const cached: (BestMove | null | undefined)[] = state.aggregates.map(() => undefined);
   while (ctx.budgetLeft > 0) {
@@ -49,7 +132,7 @@ export function spread(ctx: PlanContext, meter: WorkMeter = { evaluations: 0 }):
 }
 
 /** Records a chosen move with its phase and reason: balance, or a soft group at a price. */
-export function recordSpreadMove(ctx: PlanContext, m: BestMove, floor: number): void {
+export function recordSpreadMove(ctx: PlanContext, m: BestMove, floor: number, note = ''): void {
   const { state } = ctx;
   const from = state.at[m.server]!;
   const agg = state.hosts[from]!.aggregate;
@@ -88,5 +171,6 @@ export function recordSpreadMove(ctx: PlanContext, m: BestMove, floor: number): 
     m.soft < 0
       ? `; fewer violations of ${state.groups[group]!.policy} group ${state.groups[group]!.name}`
       : '';
-  move.reason = `${what}; imbalance ${before.toFixed(4)} -> ${state.imbalance(agg).toFixed(4)}${softNote}`;
+  const prefix = note ? `${note}: ` : '';
+  move.reason = `${prefix}${what}; imbalance ${before.toFixed(4)} -> ${state.imbalance(agg).toFixed(4)}${softNote}`;
 }
