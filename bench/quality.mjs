@@ -71,8 +71,9 @@ function meanBound(plan) {
 
 function timed(f) {
   const t = performance.now();
+  const c0 = process.cpuUsage();
   const value = f();
-  return { value, ms: performance.now() - t };
+  return { value, ms: performance.now() - t, cpu: process.cpuUsage(c0).user / 1000 };
 }
 
 /** Mandatory moves (evacuations, hard server-group repairs) come first for both, from the product's plan. */
@@ -90,7 +91,7 @@ export async function qualityTable(root, only) {
     '\nquality: imbalance after k moves (mean over aggregates); product | greedy yardstick | lower bound for k moves',
   );
   console.log(
-    'case | hosts | servers | start | k | product | greedy | product vs greedy | bound | product ms | greedy ms (200 steps) | checker',
+    'case | hosts | servers | start | k | product | greedy | product vs greedy | bound | product ms (cpu) | greedy ms (cpu, 200 steps) | checker',
   );
   for (const c of await qualityCases(root)) {
     if (only && !c.name.includes(only)) continue;
@@ -109,20 +110,23 @@ export async function qualityTable(root, only) {
     for (const k of KS) {
       const policy = qualityPolicy(k);
       const runs = [];
+      const cpu = [];
       let plan;
       for (let i = 0; i < 3; i++) {
         const r = timed(() => planSnapshot(snapshot, policy));
         runs.push(r.ms);
+        cpu.push(r.cpu);
         plan = r.value;
       }
       runs.sort((a, b) => a - b);
+      cpu.sort((a, b) => a - b);
       const check = checkPlan(snapshot, plan, { dimensions: policy.dimensions, maxMoves: k });
       const p = meanAfter(plan);
       const g = curve[Math.min(k, curve.length - 1)];
       product.set(k, p);
       const vs = g > 0 ? `${(((p - g) / g) * 100).toFixed(1)}%` : '-';
       console.log(
-        `${c.name} | ${snapshot.hosts.length} | ${snapshot.servers.length} | ${startImb.toFixed(4)} | ${k} | ${p.toFixed(4)} (${plan.stats.moves} moves) | ${g.toFixed(4)} (${Math.min(k, curve.length - 1)} moves) | ${vs} | ${meanBound(plan).toFixed(4)} | ${runs[1].toFixed(0)} | ${greedy.ms.toFixed(0)} | ${check.ok ? 'ok' : `${check.violations.length} violations`}`,
+        `${c.name} | ${snapshot.hosts.length} | ${snapshot.servers.length} | ${startImb.toFixed(4)} | ${k} | ${p.toFixed(4)} (${plan.stats.moves} moves) | ${g.toFixed(4)} (${Math.min(k, curve.length - 1)} moves) | ${vs} | ${meanBound(plan).toFixed(4)} | ${runs[1].toFixed(0)} (${cpu[1].toFixed(0)}) | ${greedy.ms.toFixed(0)} (${greedy.cpu.toFixed(0)}) | ${check.ok ? 'ok' : `${check.violations.length} violations`}`,
       );
       rows.push({ case: c.name, k, product: p, greedy: g });
     }

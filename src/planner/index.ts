@@ -85,6 +85,7 @@ export function planSnapshot(snapshot: Snapshot, policy: Policy, options: PlanOp
       moves: aggregates.reduce((n, a) => n + a.moves.length, 0),
       hosts: state.hosts.length,
       servers: state.servers.length,
+      evaluations: ctx.work.evaluations,
       // Per aggregate (spread): no plan of as many moves can reach an imbalance below this.
       ...(policy.mode === 'spread'
         ? Object.fromEntries(

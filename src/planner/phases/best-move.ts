@@ -398,25 +398,20 @@ export class BestMoveSearch {
   private afterAtHost(server: number, to: number): number {
     const { state } = this.ctx;
     const D = state.D;
-    const u = new Float64Array(D);
-    const inv = new Float64Array(D);
-    for (let d = 0; d < D; d++) {
-      u[d] = state.util(to, d);
-      const p = state.hosts[to]!.phys[d]!;
-      inv[d] = p > 0 ? 1 / p : 0;
-    }
-    return this.afterAt(state.servers[server]!.load, inv, u, 0);
+    const u = this.point;
+    for (let d = 0; d < D; d++) u[d] = state.load[to * D + d]! * this.hostInv[to * D + d]!;
+    return this.afterAt(state.servers[server]!.load, this.hostInv, u, 0, to * D);
   }
 
   /** Imbalance once the server (taken off its host: this.sums) arrives on a host at utilization u[at..]. */
-  private afterAt(load: Float64Array, invPhys: Float64Array, u: Float64Array, at: number): number {
+  private afterAt(load: Float64Array, invPhys: Float64Array, u: Float64Array, at: number, invAt = 0): number {
     const w = this.weights;
     const sums = this.sums;
     const D = w.length;
     const n = this.n;
     let total = 0;
     for (let d = 0; d < D; d++) {
-      const x = load[d]! * invPhys[d]!;
+      const x = load[d]! * invPhys[invAt + d]!;
       const s1 = sums[d]! + x;
       const s2 = sums[D + d]! + 2 * u[at + d]! * x + x * x;
       const mean = s1 / n;

@@ -21,7 +21,7 @@ export function spreadFloor(minGain: number): number {
   return Math.max(minGain, MIN_IMPROVEMENT);
 }
 
-export function spread(ctx: PlanContext, meter: WorkMeter = { evaluations: 0 }): void {
+export function spread(ctx: PlanContext, meter: WorkMeter = ctx.work): void {
   const { state, policy } = ctx;
   const floor = spreadFloor(policy.minGain);
   const base = state.applied.length;
