@@ -195,8 +195,8 @@ export class BestMoveSearch {
       if (group >= 0) {
         for (const to of state.groups[group]!.count.keys()) {
           const dest = state.hosts[to]!;
-          if (to === h || !dest.usable || dest.aggregate !== this.agg || dest.az !== state.hosts[h]!.az)
-            continue;
+          if (to === h || !this.special(group, to) || !dest.usable || dest.aggregate !== this.agg) continue;
+          if (dest.az !== state.hosts[h]!.az) continue;
           const soft = this.groupTerm(s, to);
           if (soft === null || !this.fits(s, to)) continue;
           evaluations++;
@@ -244,8 +244,8 @@ export class BestMoveSearch {
         evaluations += c.front.length;
       }
       if (ub < floor) return;
-      const members = sv.group >= 0 ? state.groups[sv.group]!.count : null;
-      if (arg !== from && !(members?.has(arg) ?? false) && this.fits(s, arg)) offer(s, arg, ub, uniform);
+      if (arg !== from && !(sv.group >= 0 && this.special(sv.group, arg)) && this.fits(s, arg))
+        offer(s, arg, ub, uniform);
       else {
         bounds.push(ub);
         boundServers.push(s);
@@ -271,7 +271,6 @@ export class BestMoveSearch {
       const from = state.at[s]!;
       const cost = policy.migrationCostPerSecond * sv.estSeconds;
       const uniform = this.uniformGroupTerm(s)!;
-      const members = sv.group >= 0 ? state.groups[sv.group]!.count : null;
       state.sumsWithoutServer(s, this.sums);
       for (const c of this.classesByZone.get(state.hosts[from]!.az)!) {
         const len = c.hosts.length;
@@ -286,7 +285,7 @@ export class BestMoveSearch {
           evaluations++;
           if (bound < floor || (best !== null && bound < (best as BestMove).net)) break;
           const to = c.order[k]!;
-          if (to === from || (members?.has(to) ?? false) || !this.fits(s, to)) continue;
+          if (to === from || (sv.group >= 0 && this.special(sv.group, to)) || !this.fits(s, to)) continue;
           if (D === 2) roomMin1 = c.util[k * 2 + 1]!;
           evaluations++;
           offer(
@@ -379,6 +378,19 @@ export class BestMoveSearch {
     const delta = groupViolationDelta(state, group, state.at[server]!, -1);
     if (group.policy === 'affinity' || group.policy === 'anti-affinity') return delta > 0 ? null : 0;
     return this.ctx.policy.softGroupPenalty * delta;
+  }
+
+  /**
+   * Whether the group's term on `to` differs from that on a host without members: such hosts
+   * are scored one by one, the others go through the classes. Anti-affinity: only hosts at the
+   * per-host limit already; affinity: every host with members.
+   */
+  private special(group: number, to: number): boolean {
+    const g = this.ctx.state.groups[group]!;
+    const c = g.count.get(to) ?? 0;
+    if (g.policy === 'anti-affinity') return c >= g.maxPerHost;
+    if (g.policy === 'soft-anti-affinity') return c >= 1;
+    return c > 0;
   }
 
   private inSoftGroup(server: number): boolean {
