@@ -192,6 +192,28 @@ describe('pack', () => {
   });
 });
 
+describe('pack drain order', () => {
+  it('frees more hosts per migration when the budget binds (fewest servers first)', () => {
+    // Emptiest first would spend both moves on b (two small servers) and free one host;
+    // draining a1 and a2 (one server each) frees two with the same two moves.
+    const snap = cluster(
+      [host('a1'), host('a2'), host('b'), host('t')],
+      [
+        server('a1-1', 'a1', { vcpus: 5 }),
+        server('a2-1', 'a2', { vcpus: 6 }),
+        server('b-1', 'b', { vcpus: 1 }),
+        server('b-2', 'b', { vcpus: 1 }),
+        server('t-1', 't', { vcpus: 8 }),
+      ],
+    );
+    const plan = planChecked(snap, policyWith({ mode: 'pack', budget: { maxMoves: 2 } }));
+    expect(plan.aggregates[0]!.hostsFreed.sort()).toEqual(['a1', 'a2']);
+    // Without the budget binding, emptiest first frees the most hosts.
+    const free = planChecked(snap, policyWith({ mode: 'pack', budget: { maxMoves: 50 } }));
+    expect(free.aggregates[0]!.hostsFreed.length).toBeGreaterThanOrEqual(2);
+  });
+});
+
 describe('pack spares', () => {
   it('keeps pack.spareHosts empty hosts: evacuation does not fill the last spare', () => {
     const snap = cluster(
