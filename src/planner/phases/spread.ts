@@ -146,10 +146,10 @@ export function recordSpreadMove(ctx: PlanContext, m: BestMove, floor: number, n
     const g = state.groups[group]!;
     const move = ctx.record(m.server, m.to, 'affinity', '');
     const after = state.imbalance(agg);
-    const price =
-      after > before
-        ? `costs balance: imbalance ${before.toFixed(4)} -> ${after.toFixed(4)}`
-        : `imbalance ${before.toFixed(4)} -> ${after.toFixed(4)}`;
+    // Four decimals as elsewhere, six when four would show no change.
+    const digits = before.toFixed(4) === after.toFixed(4) ? 6 : 4;
+    const change = `imbalance ${before.toFixed(digits)} -> ${after.toFixed(digits)}`;
+    const price = after > before ? `costs balance: ${change}` : change;
     move.reason = `soft group ${g.name} (${g.policy}): one violation fewer by moving from ${fromText} to ${toText}; ${price}`;
     return;
   }
