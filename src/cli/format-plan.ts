@@ -71,10 +71,11 @@ function formatAggregate(agg: AggregatePlan, maxShown: number, bound: number | u
 /** The plan against the lower bound for its number of moves (docs/planner.md, "The gap"). */
 function gapNote(agg: AggregatePlan, bound: number): string {
   const n = agg.moves.length;
+  const moves = `${n} move${n === 1 ? '' : 's'}`;
   if (bound <= 0)
-    return `gap: no useful lower bound with ${n} moves (they could change nearly every host); after ${agg.after.imbalance.toFixed(4)}`;
+    return `gap: no useful lower bound with ${moves} (they could change nearly every host); after ${agg.after.imbalance.toFixed(4)}`;
   const pctAbove = ((agg.after.imbalance - bound) / bound) * 100;
-  return `gap: within ${pctAbove.toFixed(1)}% of the best possible with ${n} moves (no plan of ${n} moves goes below ${bound.toFixed(4)})`;
+  return `gap: within ${pctAbove.toFixed(1)}% of the best possible with ${moves} (no plan of ${moves} goes below ${bound.toFixed(4)})`;
 }
 
 const PHASE_WORDS: Record<string, string> = {
