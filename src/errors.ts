@@ -38,8 +38,9 @@ export function describeValue(value: unknown): string {
   if (typeof value === 'string')
     return JSON.stringify(value.length > 60 ? `${value.slice(0, 57)}...` : value);
   if (typeof value === 'number' || typeof value === 'boolean' || value === null) return String(value);
-  if (Array.isArray(value)) return `an array of ${value.length}`;
-  return 'an object';
+  if (Array.isArray(value))
+    return value.length === 1 ? 'a list of 1 item' : `a list of ${value.length} items`;
+  return 'a mapping of keys';
 }
 
 /** `['hosts', 3, 'inventory']` -> `hosts[3].inventory` */

@@ -23,7 +23,7 @@ export {
 } from './violations.js';
 
 export function checkPlan(snapshot: Snapshot, plan: Plan, options?: CheckOptions): CheckResult {
-  const world = buildWorld(snapshot, plan);
+  const world = buildWorld(snapshot);
   const violations = replay(
     world,
     plan,

@@ -21,6 +21,7 @@ export const VIOLATION_CODES = [
   'zone-mismatch',
   'aggregate-mismatch',
   'host-in-wrong-aggregate',
+  'aggregates-overlap',
   // guarantee 2: Placement capacity, in-flight claims included
   'capacity-exceeded',
   // guarantee 3: hard server groups

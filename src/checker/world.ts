@@ -1,7 +1,7 @@
 // The snapshot, indexed for the checker, and the aggregate membership rule of formats.md.
-// Built from the snapshot and the plan's aggregate names only: the checker never asks the planner
-// which aggregate a host is in.
-import type { Plan } from '../model/plan.js';
+// Membership comes from the snapshot alone: a host is in the Nova aggregates its snapshot entry
+// lists, or in `_unassigned_` when it lists none. Neither the plan's grouping nor a policy can
+// widen it, so a move across aggregates is caught whatever aggregate it is listed under.
 import type { Host, Server, ServerGroup, Snapshot } from '../model/snapshot.js';
 
 export const UNASSIGNED = '_unassigned_';
@@ -14,13 +14,13 @@ export interface World {
   readonly groupsOf: ReadonlyMap<string, readonly ServerGroup[]>;
   /** Servers each host holds in the snapshot. */
   readonly serversOn: ReadonlyMap<string, readonly Server[]>;
-  /** Planned aggregate names the host is in; [UNASSIGNED] when none. */
+  /** Aggregate names the host is in according to the snapshot; [UNASSIGNED] when none. */
   aggregatesOf(host: Host): readonly string[];
   inAggregate(host: Host, aggregate: string): boolean;
   hostsIn(aggregate: string): readonly Host[];
 }
 
-export function buildWorld(snapshot: Snapshot, plan: Plan): World {
+export function buildWorld(snapshot: Snapshot): World {
   const hosts = new Map(snapshot.hosts.map((h) => [h.name, h] as const));
   const servers = new Map(snapshot.servers.map((s) => [s.id, s] as const));
 
@@ -40,11 +40,9 @@ export function buildWorld(snapshot: Snapshot, plan: Plan): World {
     serversOn.set(server.host, list);
   }
 
-  const planned = new Set(plan.aggregates.map((a) => a.name).filter((n) => n !== UNASSIGNED));
   const membership = new Map<string, readonly string[]>();
   for (const host of snapshot.hosts) {
-    const names = host.aggregates.filter((a) => planned.has(a));
-    membership.set(host.name, names.length > 0 ? [...new Set(names)] : [UNASSIGNED]);
+    membership.set(host.name, host.aggregates.length > 0 ? [...new Set(host.aggregates)] : [UNASSIGNED]);
   }
   const aggregatesOf = (host: Host): readonly string[] => membership.get(host.name) ?? [UNASSIGNED];
 

@@ -6,7 +6,7 @@ export function formatPlan(plan: Plan, opts: { maxMovesShown?: number } = {}): s
   const out: string[] = [];
   const total = plan.aggregates.reduce((n, a) => n + a.moves.length, 0);
   out.push(
-    `Plan (${plan.mode}) for the snapshot of ${plan.snapshotTakenAt}: ${total} moves in ${plan.aggregates.length} aggregate(s), planned in ${plan.stats.planningMs} ms`,
+    `Plan (${plan.mode}) for the snapshot of ${plan.snapshotTakenAt}: ${count(total, 'move')} in ${count(plan.aggregates.length, 'aggregate')}, planned in ${plan.stats.planningMs} ms`,
   );
   for (const agg of plan.aggregates) out.push('', ...formatAggregate(agg, opts.maxMovesShown ?? 200));
   return `${out.join('\n')}\n`;
@@ -17,7 +17,7 @@ function formatAggregate(agg: AggregatePlan, maxShown: number): string[] {
   const waves = new Set(agg.moves.map((m) => m.wave)).size;
   const seconds = agg.moves.reduce((s, m) => s + m.estimatedSeconds, 0);
   lines.push(
-    `== ${agg.name}: ${agg.moves.length} moves in ${waves} waves (≈${Math.round(seconds)} s of migration)`,
+    `== ${agg.name}: ${count(agg.moves.length, 'move')} in ${count(waves, 'wave')} (≈${Math.round(seconds)} s of migration)`,
   );
   const dims = Object.keys(agg.before.dimensions);
   const rows: string[][] = [['', 'imbalance', ...dims.flatMap((d) => [`${d} stddev`, `${d} max`])]];
@@ -58,6 +58,11 @@ function formatAggregate(agg: AggregatePlan, maxShown: number): string[] {
   if (agg.hostsFreed.length > 0) lines.push(`  hosts freed: ${agg.hostsFreed.join(', ')}`);
   for (const u of agg.unresolved) lines.push(`  unresolved: ${u}`);
   return lines;
+}
+
+/** "1 move", "2 moves", "0 moves". */
+export function count(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
 }
 
 export function table(rows: string[][]): string[] {

@@ -1,14 +1,5 @@
 import { Command } from 'commander';
-import { register as registerCheck } from './commands/check.js';
-import { register as registerCheckPlan } from './commands/check-plan.js';
-import { register as registerConfig } from './commands/config.js';
-import { register as registerCosts } from './commands/costs.js';
-import { register as registerCredentials } from './commands/credentials.js';
-import { register as registerDemo } from './commands/demo.js';
-import { register as registerPlan } from './commands/plan.js';
-import { register as registerRecord } from './commands/record.js';
-import { register as registerSim } from './commands/sim.js';
-import { register as registerSnapshot } from './commands/snapshot.js';
+import { COMMANDS, commandOf } from './command-list.js';
 
 const program = new Command();
 program
@@ -17,18 +8,19 @@ program
   .version('0.1.0')
   .showHelpAfterError();
 
-registerPlan(program);
-registerCheckPlan(program);
-registerSnapshot(program);
-registerSim(program);
-registerDemo(program);
-registerRecord(program);
-registerCheck(program);
-registerCredentials(program);
-registerConfig(program);
-registerCosts(program);
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  const wanted = commandOf(args);
+  if (wanted !== undefined) {
+    (await wanted.load()).register(program);
+  } else {
+    // Help, a typo or nothing: list the commands without loading any of them.
+    for (const c of COMMANDS) program.command(c.name).description(c.description);
+  }
+  await program.parseAsync(process.argv);
+}
 
-program.parseAsync(process.argv).catch((err: unknown) => {
+main().catch((err: unknown) => {
   process.stderr.write(`aicerine: ${err instanceof Error ? err.message : String(err)}\n`);
   process.exit(1);
 });

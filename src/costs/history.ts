@@ -10,6 +10,7 @@
 // scheduling and pre-live-migration time, which every migration pays and the executor's own
 // samples (timed from the request) include too.
 import type { NovaMigration } from '../cloud/openstack/nova.js';
+import type { Snapshot } from '../model/snapshot.js';
 import type { CostOutcome, CostSample } from './sample.js';
 
 export interface HistoryContext {
@@ -140,4 +141,26 @@ export function samplesFromHistory(
     }
   }
   return { samples, skipped, queueCorrected };
+}
+
+/**
+ * The context from a snapshot the caller already has (RecordResult.snapshot, with
+ * RecordResult.migrations as the records): no extra API call. Dirty rates are the servers'
+ * `dirtyRateMBps`, else their `load.dirtyRateMBps`.
+ */
+export function historyContextFromSnapshot(
+  snapshot: Snapshot,
+  opts: { concurrencyOf?: (host: string) => number } = {},
+): HistoryContext {
+  const servers = new Map(snapshot.servers.map((s) => [s.id, s]));
+  const hosts = new Map(snapshot.hosts.map((h) => [h.name, h]));
+  return {
+    ramOf: (id) => servers.get(id)?.flavor.ramMB,
+    dirtyRateOf: (id) => {
+      const s = servers.get(id);
+      return s?.dirtyRateMBps ?? s?.load?.dirtyRateMBps;
+    },
+    aggregatesOf: (h) => hosts.get(h)?.aggregates ?? [],
+    concurrencyOf: opts.concurrencyOf ?? ((h) => hosts.get(h)?.maxConcurrentLiveMigrations ?? 1),
+  };
 }

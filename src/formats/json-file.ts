@@ -2,6 +2,7 @@
 import { writeFile } from 'node:fs/promises';
 import { gzipSync } from 'node:zlib';
 import { InputError } from '../errors.js';
+import { writingTo } from './output-path.js';
 import { readTextFile } from './text-file.js';
 
 export async function readJsonFile(path: string): Promise<unknown> {
@@ -14,7 +15,8 @@ export async function readJsonFile(path: string): Promise<unknown> {
 }
 
 export async function writeJsonFile(path: string, doc: unknown): Promise<void> {
-  await writeFile(path, encodeJson(path, doc));
+  const bytes = encodeJson(path, doc);
+  await writingTo(path, () => writeFile(path, bytes));
 }
 
 export function encodeJson(path: string, doc: unknown): Buffer {

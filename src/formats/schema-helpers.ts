@@ -29,18 +29,42 @@ export const isoTime = (): z.ZodString =>
     .string({ error: 'expected an ISO 8601 time' })
     .refine((s) => !Number.isNaN(Date.parse(s)), { error: 'expected an ISO 8601 time' });
 
+const KIND_WORDS: Record<string, string> = {
+  object: 'a mapping of keys',
+  record: 'a mapping of keys',
+  array: 'a list',
+  tuple: 'a list',
+  string: 'a string',
+  number: 'a number',
+  int: 'an integer',
+  boolean: 'true or false',
+  null: 'nothing (null)',
+};
+
 /** Turns zod's issues into ours, with the offending value looked up in the input. */
 export function toInputIssues(error: z.ZodError, input: unknown, file?: string): InputIssue[] {
-  return error.issues.map((issue) => {
+  return error.issues.flatMap((issue): InputIssue[] => {
+    // An unknown key is most often a typo: name it where it is, one issue per key.
+    if (issue.code === 'unrecognized_keys') {
+      return issue.keys.map((key) => ({
+        file,
+        path: formatPath([...issue.path, key]),
+        message: 'unknown key (a typo?)',
+      }));
+    }
     const path = issue.path;
     const value = lookup(input, path);
     let message = issue.message;
+    // zod's own wording ("Invalid input: expected object, received array") becomes the words a
+    // YAML or JSON author uses; our schema builders already speak that way.
+    if (issue.code === 'invalid_type' && message.startsWith('Invalid input')) {
+      message = `expected ${KIND_WORDS[issue.expected] ?? issue.expected}`;
+    }
     if (issue.code === 'invalid_type' && value === undefined) message = `missing (${message})`;
-    if (issue.code === 'unrecognized_keys') return { file, path: formatPath(path), message };
     if (issue.code === 'invalid_value' && 'values' in issue) {
       message = `expected one of ${issue.values.map((v) => describeValue(v)).join(', ')}`;
     }
-    return { file, path: formatPath(path), message, value };
+    return [{ file, path: formatPath(path), message, value }];
   });
 }
 

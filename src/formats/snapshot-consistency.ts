@@ -37,8 +37,30 @@ export function checkSnapshotConsistency(s: Snapshot, file?: string): InputIssue
     }
   });
 
+  // A server no host could hold is a broken record (a unit mix-up, a typo), not a cloud to plan.
+  const largest = { VCPU: 0, MEMORY_MB: 0 };
+  for (const h of s.hosts) {
+    for (const rc of ['VCPU', 'MEMORY_MB'] as const) {
+      const inv = h.inventory[rc];
+      if (inv) largest[rc] = Math.max(largest[rc], (inv.total - inv.reserved) * inv.allocationRatio);
+    }
+  }
   const serverIndex = new Map<string, number>();
   s.servers.forEach((v, i) => {
+    if (s.hosts.length > 0 && v.flavor.vcpus > largest.VCPU) {
+      add(
+        `servers[${i}].flavor.vcpus`,
+        `more than any host can hold (the largest holds ${round(largest.VCPU)} VCPU)`,
+        v.flavor.vcpus,
+      );
+    }
+    if (s.hosts.length > 0 && v.flavor.ramMB > largest.MEMORY_MB) {
+      add(
+        `servers[${i}].flavor.ramMB`,
+        `more than any host can hold (the largest holds ${round(largest.MEMORY_MB)} MiB)`,
+        v.flavor.ramMB,
+      );
+    }
     const prev = serverIndex.get(v.id);
     if (prev !== undefined) add(`servers[${i}].id`, `duplicate server id (also servers[${prev}])`, v.id);
     else serverIndex.set(v.id, i);

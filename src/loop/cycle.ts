@@ -121,6 +121,10 @@ export class ControlLoop {
     this.settings = settings;
   }
 
+  currentSettings(): LoopSettings {
+    return this.settings;
+  }
+
   async runCycle(): Promise<CycleReport> {
     const cycleStartedAt = this.deps.now();
     const read = await this.deps.reader.read();

@@ -21,3 +21,33 @@ export function summarizeRejections(counts: Map<string, number>): string {
     .map(([c, n]) => `${n} ruled out by ${c}`)
     .join(', ');
 }
+
+const IMBALANCE_STEP = /imbalance \d+\.\d{4} -> \d+\.\d{4}/;
+
+/**
+ * Rewrites the "imbalance X -> Y" of each reason to follow step order. Phases quote the imbalance
+ * in the order they chose moves; waves reorder them, so the quoted numbers would jump between
+ * lines. `fresh` is a state of the same snapshot with no move applied; moves are applied to it
+ * in step order, each aggregate on its own (their imbalances are independent).
+ */
+export function restateImbalanceInStepOrder(
+  fresh: ClusterState,
+  aggregates: readonly { name: string; moves: { server: string; to: string; reason: string }[] }[],
+): void {
+  for (const agg of aggregates) {
+    const index = fresh.aggregates.findIndex((a) => a.name === agg.name);
+    for (const move of agg.moves) {
+      const server = fresh.serverById.get(move.server);
+      const to = fresh.hostByName.get(move.to);
+      if (server === undefined || to === undefined || index < 0) continue;
+      const before = fresh.imbalance(index);
+      fresh.apply(server, to);
+      if (IMBALANCE_STEP.test(move.reason)) {
+        move.reason = move.reason.replace(
+          IMBALANCE_STEP,
+          `imbalance ${before.toFixed(4)} -> ${fresh.imbalance(index).toFixed(4)}`,
+        );
+      }
+    }
+  }
+}

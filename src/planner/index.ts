@@ -1,10 +1,13 @@
 // The planner: a snapshot and a policy in, a plan out. Pure and deterministic: no I/O, no
 // clock (the caller may pass one to fill stats.planningMs), iteration in sorted-id order.
 import { createHash } from 'node:crypto';
+import { InputError } from '../errors.js';
 import { type AggregatePlan, PLAN_FORMAT, type Plan } from '../model/plan.js';
 import type { Snapshot } from '../model/snapshot.js';
+import { aggregateScope, scopedSnapshot } from '../policy/aggregate-scope.js';
 import type { Policy } from '../policy/types.js';
 import { PlanContext } from './context.js';
+import { restateImbalanceInStepOrder } from './describe.js';
 import { balanceStats, round } from './objectives/balance-stats.js';
 import { evacuate } from './phases/evacuate.js';
 import { pack } from './phases/pack.js';
@@ -26,9 +29,17 @@ export interface PlanOptions {
   now?: () => number;
 }
 
+/**
+ * Plans the aggregates the policy selects. Hosts of the other aggregates are left out entirely, so
+ * they are neither sources nor destinations. Throws InputError when the policy names an aggregate
+ * the snapshot lacks or two planned aggregates share a host.
+ */
 export function planSnapshot(snapshot: Snapshot, policy: Policy, options: PlanOptions = {}): Plan {
   const started = options.now?.() ?? 0;
-  const state = new ClusterState(snapshot, policy);
+  const scope = aggregateScope(snapshot, policy);
+  if (scope.issues.length > 0) throw new InputError([...scope.issues]);
+  const scoped = scopedSnapshot(snapshot, scope);
+  const state = new ClusterState(scoped, policy);
   const before = state.aggregates.map((a) => balanceStats(state, a.index));
   const initiallyOccupied = state.hosts.map((_, h) => state.on[h]!.size > 0);
 
@@ -72,6 +83,8 @@ export function planSnapshot(snapshot: Snapshot, policy: Policy, options: PlanOp
       ...(policy.mode === 'pack' ? { spareHosts: spareHosts(state, agg.index, policy.pack.spareHosts) } : {}),
     };
   });
+
+  restateImbalanceInStepOrder(new ClusterState(scoped, policy), aggregates);
 
   return {
     format: PLAN_FORMAT,

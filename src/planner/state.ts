@@ -338,7 +338,7 @@ function plannedAggregates(snapshot: Snapshot, policy: Policy): string[] {
   return [...names].sort(cmp);
 }
 
-// A host in several planned aggregates plans with the first by name (formats.md: at most one).
+// The snapshot is scoped first (policy/aggregate-scope.ts): a host is in at most one planned aggregate.
 function hostAggregate(h: Host, aggIndex: Map<string, number>): number | undefined {
   const names = h.aggregates.filter((a) => aggIndex.has(a)).sort(cmp);
   return names.length > 0 ? aggIndex.get(names[0]!) : undefined;

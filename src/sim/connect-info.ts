@@ -2,6 +2,9 @@ import type { CloudConfig } from '../cloud/auth/config.js';
 
 // What a user needs to point clients at a running simulator: a clouds.yaml entry and OS_*
 // variables, for the admin user and project.
+/** Password of the simulator's users admin and demo, for `sim` and `demo` alike. */
+export const SIM_DEFAULT_PASSWORD = 'secret';
+
 export interface ConnectInfo {
   authUrl: string;
   password: string;

@@ -1,12 +1,14 @@
 // Builds a simulated cloud from what the command line gives: a snapshot file or a synthetic
 // spec, and a load model (Bitbrains traces when found, generated load otherwise).
+
 import { readSnapshot } from '../formats/snapshot-file.js';
 import type { Snapshot } from '../model/snapshot.js';
 import { type SynthOptions, synthesizeSnapshot } from '../snapshot/synth.js';
 import { findBitbrainsHourly, loadBitbrainsHourly } from '../traces/bitbrains.js';
+import { readJsonNumber } from '../util/json-number.js';
 import { SimClock } from './clock.js';
 import { generatedLoadModel, type LoadModel, staticLoadModel, traceLoadModel } from './load.js';
-import { SimCloud } from './model.js';
+import { SimCloud, type SimTiming } from './model.js';
 
 export type LoadChoice = 'auto' | 'trace' | 'generated' | 'static';
 
@@ -19,6 +21,10 @@ export interface SimSetupOptions {
   /** Bitbrains hourly CSV; default: findBitbrainsHourly(). */
   tracePath?: string | undefined;
   maxConcurrentLiveMigrations?: number | undefined;
+  /** Migration timings (docs/simulator.md, "Live migrations"); unset ones keep the lab's. */
+  timing?: Partial<SimTiming> | undefined;
+  /** Report memory_* progress of in-progress migrations as libvirt does (default: null, as the lab). */
+  migrationProgress?: boolean | undefined;
 }
 
 export interface SimSetup {
@@ -39,8 +45,8 @@ export function parseSynthSpec(spec: string): SynthOptions {
         `--synth ${spec}: part ${i + 1} (${JSON.stringify(p)}): expected ${SYNTH_FIELDS.join(',')}`,
       );
     }
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < 0) {
+    const n = readJsonNumber(v ?? '');
+    if (n === undefined || !Number.isInteger(n) || n < 0) {
       throw new Error(`--synth ${spec}: ${k}: expected a non-negative integer, got ${JSON.stringify(v)}`);
     }
     values[k as (typeof SYNTH_FIELDS)[number]] = n;
@@ -85,6 +91,8 @@ export async function setupSim(opts: SimSetupOptions): Promise<SimSetup> {
     ...(opts.maxConcurrentLiveMigrations !== undefined
       ? { maxConcurrentLiveMigrations: opts.maxConcurrentLiveMigrations }
       : {}),
+    ...(opts.timing ? { timing: opts.timing } : {}),
+    ...(opts.migrationProgress !== undefined ? { migrationProgress: opts.migrationProgress } : {}),
   });
   return { cloud, snapshot };
 }

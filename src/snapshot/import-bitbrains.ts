@@ -23,6 +23,8 @@ export const BITBRAINS_HOST = {
 } as const;
 
 export const BITBRAINS_TARGET_ALLOCATION = 0.7;
+/** The most hosts an import places VMs on (docs/snapshots.md): the full Rnd set needs about 60. */
+export const BITBRAINS_MAX_HOSTS = 20_000;
 
 /**
  * VMs become servers with a flavor of their provisioned size, placed first fit, largest first
@@ -31,8 +33,16 @@ export const BITBRAINS_TARGET_ALLOCATION = 0.7;
  */
 export function importBitbrains(series: readonly VmSeries[], opts: BitbrainsImportOptions): Snapshot {
   const at = opts.at ?? 0;
-  if (!Number.isInteger(opts.seed) || opts.seed < 0) {
-    throw new RangeError(`bitbrains import: seed must be a non-negative integer, got ${opts.seed}`);
+  if (!Number.isInteger(opts.seed) || opts.seed < 0 || opts.seed > 0xffffffff) {
+    throw new RangeError(`bitbrains import: seed must be an integer 0..4294967295, got ${opts.seed}`);
+  }
+  if (
+    opts.hosts !== undefined &&
+    !(Number.isInteger(opts.hosts) && opts.hosts >= 1 && opts.hosts <= BITBRAINS_MAX_HOSTS)
+  ) {
+    throw new RangeError(
+      `bitbrains import: hosts must be an integer 1..${BITBRAINS_MAX_HOSTS}, got ${opts.hosts}`,
+    );
   }
   if (series.length === 0) throw new RangeError('bitbrains import: no VM series');
   const start = Math.min(...series.map((s) => s.startTs));

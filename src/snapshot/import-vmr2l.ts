@@ -13,6 +13,8 @@ export interface Vmr2lOptions {
   cluster?: string;
   /** File name, for error messages and for the snapshot time (a YYYY-MM-DD in the name). */
   file?: string;
+  /** The file's last modification time: the snapshot time when the name has no date. */
+  fileModified?: Date;
   /**
    * Utilisation series to give the VMs a load (VMR2L has none): VM i of the instance takes
    * series i mod n, and its mean busy-core and memory fractions of that series.
@@ -151,7 +153,7 @@ export function importVmr2lWithWarnings(doc: unknown, opts: Vmr2lOptions = {}): 
   return {
     snapshot: {
       format: SNAPSHOT_FORMAT,
-      takenAt: takenAtFromName(file),
+      takenAt: takenAtOf(opts),
       source: `trace:vmr2l${cluster}`,
       hosts,
       servers,
@@ -370,11 +372,24 @@ function sumHostLoads(hosts: Host[], servers: readonly Server[]): void {
   }
 }
 
-/** The instance files carry no time; a date in the file name is the best there is. */
-function takenAtFromName(file: string | undefined): string {
+/**
+ * The instance files carry no time. A date in the file name (as in json_stream_c1_2022-03-28+32c)
+ * is when the instance was taken; without one, the file's modification time is the best there is.
+ */
+function takenAtOf({ file, fileModified }: Vmr2lOptions): string {
   const m = file === undefined ? null : /(\d{4}-\d{2}-\d{2})/.exec(file);
   const date = m?.[1];
-  return date !== undefined && !Number.isNaN(Date.parse(date)) ? `${date}T00:00:00Z` : '1970-01-01T00:00:00Z';
+  if (date !== undefined && !Number.isNaN(Date.parse(date))) return `${date}T00:00:00Z`;
+  if (fileModified !== undefined && !Number.isNaN(fileModified.getTime())) {
+    return `${fileModified.toISOString().slice(0, 19)}Z`;
+  }
+  throw new InputError([
+    {
+      file,
+      path: '',
+      message: 'no date for the snapshot: the file name has no YYYY-MM-DD and no modification time was given',
+    },
+  ]);
 }
 
 function mean(a: Float32Array): number {

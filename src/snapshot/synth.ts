@@ -154,16 +154,25 @@ export function synthesizeSnapshot(opts: SynthOptions): Snapshot {
   };
 }
 
+/**
+ * The largest cluster synth makes (docs/snapshots.md, "Limits"): beyond it the JSON text nears what
+ * one V8 string holds (about 500 bytes a server) and a request is more likely a typo than a wish.
+ */
+export const SYNTH_LIMITS = { hosts: 20_000, servers: 250_000 } as const;
+
 function validate(o: SynthOptions): void {
   const need = (ok: boolean, msg: string): void => {
     if (!ok) throw new RangeError(`synthetic snapshot: ${msg}`);
   };
   const K = o.aggregates ?? 0;
   const D = o.disabled ?? 0;
-  need(Number.isInteger(o.hosts) && o.hosts >= 1, `hosts must be a positive integer, got ${o.hosts}`);
   need(
-    Number.isInteger(o.servers) && o.servers >= 0,
-    `servers must be a non-negative integer, got ${o.servers}`,
+    Number.isInteger(o.hosts) && o.hosts >= 1 && o.hosts <= SYNTH_LIMITS.hosts,
+    `hosts must be an integer 1..${SYNTH_LIMITS.hosts}, got ${o.hosts}`,
+  );
+  need(
+    Number.isInteger(o.servers) && o.servers >= 0 && o.servers <= SYNTH_LIMITS.servers,
+    `servers must be an integer 0..${SYNTH_LIMITS.servers}, got ${o.servers}`,
   );
   need(Number.isInteger(o.groups) && o.groups >= 0, `groups must be a non-negative integer, got ${o.groups}`);
   need(

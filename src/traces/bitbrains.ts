@@ -57,6 +57,7 @@ interface Sample {
 /** Reads the derived hourly CSV (`.csv` or `.csv.gz`): one row per VM and hour. */
 export async function loadBitbrainsHourly(path: string): Promise<VmSeries[]> {
   const text = await readTextFile(path);
+  refuseTruncated(text, path);
   const lines = text.split('\n');
   const header = (lines[0] ?? '').trim().split(',');
   const col = {} as Record<(typeof HOURLY_COLUMNS)[number], number>;
@@ -74,6 +75,15 @@ export async function loadBitbrainsHourly(path: string): Promise<VmSeries[]> {
     const line = lines[ln] as string;
     if (line.trim() === '') continue;
     const f = line.split(',');
+    if (f.length !== header.length) {
+      throw new InputError([
+        {
+          file: path,
+          path: `line ${ln + 1}`,
+          message: `expected ${header.length} comma-separated fields as in the header, got ${f.length} (a truncated row?)`,
+        },
+      ]);
+    }
     const num = (name: Exclude<(typeof HOURLY_COLUMNS)[number], 'vm_id'>): number =>
       parseField(f[col[name]], path, ln + 1, name);
     const id = (f[col.vm_id] ?? '').trim();
@@ -121,7 +131,9 @@ export async function loadBitbrainsRaw(dir: string): Promise<VmSeries[]> {
   const out: VmSeries[] = [];
   for (const { name, id } of files) {
     const file = join(dir, name);
-    out.push(toSeries(id, hourlyBuckets(parseRawCsv(await readTextFile(file), file)), file));
+    const text = await readTextFile(file);
+    refuseTruncated(text, file);
+    out.push(toSeries(id, hourlyBuckets(parseRawCsv(text, file)), file));
   }
   return out;
 }
@@ -257,6 +269,23 @@ function hourlyBuckets(samples: Sample[]): Sample[] {
     }
   }
   return [...buckets].map(([ts, b]) => ({ ...b.first, ts, cpuMhz: b.cpu / b.n, memKB: b.mem / b.n }));
+}
+
+/**
+ * Every Bitbrains file ends its last row with a newline; a file that does not was cut short (a
+ * copy or download stopped), and its last row may hold half a number that still parses.
+ */
+function refuseTruncated(text: string, file: string): void {
+  if (text === '' || text.endsWith('\n')) return;
+  const line = text.split('\n').length;
+  throw new InputError([
+    {
+      file,
+      path: `line ${line}`,
+      message:
+        'the last row has no line end, so the file looks truncated (add the newline if the row is complete)',
+    },
+  ]);
 }
 
 function parseField(raw: string | undefined, file: string, line: number, name: string): number {

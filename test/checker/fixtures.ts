@@ -147,7 +147,7 @@ export function plan(snap: Snapshot, aggregates: Record<string, Move[]>, spec: P
 
 /** Rewrites every aggregate's before/after/hostsFreed to what the plan's moves really give. */
 export function withTrueStats(snap: Snapshot, p: Plan, dimensions: DimensionDef[] = DIMENSIONS): Plan {
-  const world = buildWorld(snap, p);
+  const world = buildWorld(snap);
   const location = new Map(snap.servers.map((s) => [s.id, s.host] as const));
   for (const a of p.aggregates) {
     for (const m of [...a.moves].sort((x, y) => x.step - y.step)) {

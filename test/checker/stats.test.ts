@@ -25,9 +25,9 @@ function cluster(): Snapshot {
   );
 }
 
-const outcome = (snap: Snapshot, p: Plan, where: Record<string, string>, dims?: DimensionDef[]) =>
+const outcome = (snap: Snapshot, _plan: Plan, where: Record<string, string>, dims?: DimensionDef[]) =>
   aggregateOutcome(
-    buildWorld(snap, p),
+    buildWorld(snap),
     'gold',
     (id) => where[id] ?? snap.servers.find((s) => s.id === id)?.host,
     dims ?? [

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { NovaMigration } from '../../src/cloud/openstack/nova.js';
-import { samplesFromHistory } from '../../src/costs/history.js';
+import { historyContextFromSnapshot, samplesFromHistory } from '../../src/costs/history.js';
+import { host, server, snapshot } from '../sim/fixtures.js';
 
 let nextId = 1;
 function mig(
@@ -124,6 +125,34 @@ describe('cost samples from os-migrations', () => {
       ['a', 'gold', undefined],
       ['c', 'gold', 120],
       ['b', '_unassigned_', undefined],
+    ]);
+  });
+
+  it('takes RAM, dirty rates, aggregates and per-host limits from a snapshot the caller already has', () => {
+    const snap = snapshot(
+      [
+        host('h1', { aggregates: ['gold'], maxConcurrentLiveMigrations: 2 }),
+        host('h2', { aggregates: ['gold'] }),
+      ],
+      [
+        server(1, 'h2', 4096, { dirtyRateMBps: 30 }),
+        server(2, 'h2', 2048, { load: { cpu: 1, dirtyRateMBps: 80 } }),
+        server(3, 'h2', 1024),
+      ],
+    );
+    const [a, b, c] = snap.servers.map((x) => x.id) as [string, string, string];
+    const r = samplesFromHistory(
+      [
+        mig(a, 'h1', 'h2', '2026-11-01T10:00:00', '2026-11-01T10:00:20'),
+        mig(b, 'h1', 'h2', '2026-11-01T10:00:00', '2026-11-01T10:00:30'),
+        mig(c, 'h1', 'h2', '2026-11-01T10:00:01', '2026-11-01T10:00:50'),
+      ],
+      historyContextFromSnapshot(snap),
+    );
+    expect(r.samples.map((x) => [x.ramMB, x.dirtyRateMBps, x.aggregate, x.seconds])).toEqual([
+      [4096, 30, 'gold', 20],
+      [2048, 80, 'gold', 30],
+      [1024, undefined, 'gold', 30],
     ]);
   });
 });

@@ -87,6 +87,17 @@ describe('parseSnapshot', () => {
       message: /serverGroups\[1\]\.members\[0\]: server already in serverGroups\[0\]/,
     },
     {
+      name: 'a flavor larger than any host',
+      edit: (d: ReturnType<typeof valid>) => (d.servers[0]!.flavor.vcpus = 1e9),
+      message:
+        /servers\[0\]\.flavor\.vcpus: more than any host can hold \(the largest holds \d+ VCPU\), got 1000000000/,
+    },
+    {
+      name: 'a flavor with more memory than any host',
+      edit: (d: ReturnType<typeof valid>) => (d.servers[1]!.flavor.ramMB = 1e9),
+      message: /servers\[1\]\.flavor\.ramMB: more than any host can hold \(the largest holds \d+ MiB\)/,
+    },
+    {
       name: 'duplicate host names',
       edit: (d: ReturnType<typeof valid>) => (d.hosts[1]!.name = 'a'),
       message: /hosts\[1\]\.name: duplicate host name/,
@@ -123,6 +134,23 @@ describe('snapshot files', () => {
     const path = join(dir, 'plain-name.json');
     writeFileSync(path, gzipSync(JSON.stringify(valid())));
     expect((await readSnapshot(path)).hosts).toHaveLength(2);
+  });
+
+  it('refuses a folder, a binary file and non-UTF-8 text in words, never echoing bytes', async () => {
+    await expect(readSnapshot(dir)).rejects.toThrow(`${dir}: is a folder, not a file`);
+    const png = join(dir, 'image.png');
+    writeFileSync(
+      png,
+      Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d, 0x49, 0x48]),
+    );
+    const err = await readSnapshot(png).then(
+      () => new Error('read'),
+      (e: unknown) => e as Error,
+    );
+    expect(err.message).toBe(`${png}: is a binary file, not text (a JSON or YAML document was expected)`);
+    const latin1 = join(dir, 'latin1.json');
+    writeFileSync(latin1, Buffer.from([0x7b, 0x22, 0xe9, 0x22, 0x7d]));
+    await expect(readSnapshot(latin1)).rejects.toThrow(`${latin1}: is not UTF-8 text`);
   });
 
   it('says which file is missing or not JSON', async () => {

@@ -268,7 +268,7 @@ describe('aggregates and budget', () => {
     expect(unresolved(plan).join('\n')).toMatch(/a: move budget spent with 2 servers still to evacuate/);
   });
 
-  it('plans only the aggregates the policy names, the other hosts forming _unassigned_', () => {
+  it('plans only the aggregates the policy names: hosts of the others are neither sources nor destinations', () => {
     const snap = cluster(
       [
         host('a', { aggregates: ['gold'], status: 'disabled' }),
@@ -278,7 +278,7 @@ describe('aggregates and budget', () => {
       [server('s1', 'a')],
     );
     const plan = planChecked(snap, policyWith({ aggregates: ['gold'] }));
-    expect(plan.aggregates.map((a) => a.name)).toEqual(['gold', '_unassigned_']);
+    expect(plan.aggregates.map((a) => a.name)).toEqual(['gold']);
     expect(moves(plan).map((m) => m.to)).toEqual(['b']);
   });
 

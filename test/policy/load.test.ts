@@ -40,7 +40,10 @@ describe('policy', () => {
       doc: { budget: { maxMoves: -1 } },
       message: /budget\.maxMoves: expected a non-negative integer, got -1/,
     },
-    { doc: { budjet: {} }, message: /policy\.yaml: .*budjet/ },
+    { doc: { budjet: {} }, message: /policy\.yaml: budjet: unknown key \(a typo\?\)/ },
+    { doc: ['a', 'b'], message: /^policy\.yaml: expected a mapping of keys, got a list of 2 items$/ },
+    { doc: { budget: 5 }, message: /policy\.yaml: budget: expected a mapping of keys, got 5/ },
+    { doc: { aggregates: 'agg-1' }, message: /policy\.yaml: aggregates: expected a list, got "agg-1"/ },
     {
       doc: { dimensions: [{ name: 'gpu', weight: 1 }] },
       message: /dimensions\[0\]\.load: required for dimension "gpu"/,

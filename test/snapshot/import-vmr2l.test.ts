@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { InputError } from '../../src/errors.js';
@@ -127,11 +128,18 @@ describe('importVmr2l on a handwritten instance', () => {
   });
 
   it('imports one cluster when asked, and refuses an unknown one listing the names', () => {
-    const beta = importVmr2l(tinyDoc(), { cluster: 'beta' });
+    const beta = importVmr2l(tinyDoc(), {
+      cluster: 'beta',
+      file: 'reset_vm_pm0.json',
+      fileModified: new Date('2026-05-04T10:20:30.456Z'),
+    });
     expect(beta.hosts.map((h) => h.name)).toEqual(['h9']);
     expect(beta.servers.map((v) => v.id)).toEqual(['v9']);
     expect(beta.source).toBe('trace:vmr2l:beta');
-    expect(beta.takenAt).toBe('1970-01-01T00:00:00Z');
+    expect(beta.takenAt).toBe('2026-05-04T10:20:30Z');
+    expect(() => importVmr2l(tinyDoc(), { file: 'undated.json' })).toThrow(
+      'undated.json: no date for the snapshot: the file name has no YYYY-MM-DD and no modification time was given',
+    );
     expect(() => importVmr2l(tinyDoc(), { cluster: 'gamma', file: 'f.json' })).toThrow(
       'f.json: cluster_list: no cluster named "gamma" (clusters: "alpha", "beta")',
     );
@@ -139,7 +147,7 @@ describe('importVmr2l on a handwritten instance', () => {
 
   it('gives loads from series by index when asked, hosts summing their servers', () => {
     const loads = [series(4, [1, 3], 1000, [100, 300]), series(2, [0, 0], 1000, [0, 0])];
-    const withLoad = importVmr2l(tinyDoc(), { withLoad: loads });
+    const withLoad = importVmr2l(tinyDoc(), { file: 'tiny_2022-03-28.json', withLoad: loads });
     const byId = new Map(withLoad.servers.map((v) => [v.id, v]));
     // v1 <- series 0: mean 2 of 4 cores = 0.5 of 2 vCPU; mean 200 of 1000 MiB = 0.2 of 4096.
     expect(byId.get('v1')?.load).toEqual({ cpu: 1, memoryMB: 819 });
@@ -262,13 +270,15 @@ describe.runIf(existsSync(STREAM))('importVmr2l on the shared VMR2L files (read 
   });
 
   it('reset_vm_pm0: boolean allow_migration, a disabled host, no sets', async () => {
-    const s = importVmr2l(await readJsonFile(RESET), { file: RESET, cluster: 'b04-dpdk-c1' });
+    const fileModified = (await stat(RESET)).mtime;
+    const s = importVmr2l(await readJsonFile(RESET), { file: RESET, fileModified, cluster: 'b04-dpdk-c1' });
+    expect(s.takenAt).toBe(`${fileModified.toISOString().slice(0, 19)}Z`);
     expect(() => parseSnapshot(JSON.parse(JSON.stringify(s)))).not.toThrow();
     expect(s.hosts).toHaveLength(43);
     expect(s.servers).toHaveLength(307);
     expect(s.serverGroups).toEqual([]);
     expect(s.servers.some((v) => v.metadata !== undefined)).toBe(false);
-    const all = importVmr2l(await readJsonFile(RESET), { file: RESET });
+    const all = importVmr2l(await readJsonFile(RESET), { file: RESET, fileModified });
     expect(all.hosts.filter((h) => h.service.status === 'disabled')).toHaveLength(1);
   });
 });

@@ -266,9 +266,10 @@ describe('synthesizeSnapshot', () => {
   });
 
   it.each([
-    [{ hosts: 0 }, /hosts must be a positive integer, got 0/],
-    [{ hosts: 2.5 }, /hosts must be a positive integer/],
-    [{ servers: -1 }, /servers must be a non-negative integer/],
+    [{ hosts: 0 }, /hosts must be an integer 1\.\.20000, got 0/],
+    [{ hosts: 2.5 }, /hosts must be an integer 1\.\.20000/],
+    [{ hosts: 100_000_000 }, /hosts must be an integer 1\.\.20000, got 100000000/],
+    [{ servers: -1 }, /servers must be an integer 0\.\.250000/],
     [{ seed: -3 }, /seed must be an integer 0\.\.4294967295, got -3/],
     [{ aggregates: 11 }, /aggregates must be an integer 0\.\.hosts \(10\), got 11/],
     [{ disabled: 10 }, /disabled must be an integer 0\.\.hosts-1 \(9\), got 10/],

@@ -119,7 +119,7 @@ describe('loadBitbrainsHourly', () => {
     const file = join(dir, 'bad.csv');
     await writeFile(
       file,
-      [HEADER, row('1', 0, 2, 5200, 8388608, 100, 100).replace(',5200,', ',fast,')].join('\n'),
+      [HEADER, row('1', 0, 2, 5200, 8388608, 100, 100).replace(',5200,', ',fast,'), ''].join('\n'),
     );
     const err = await loadBitbrainsHourly(file).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(InputError);
@@ -134,10 +134,34 @@ describe('loadBitbrainsHourly', () => {
     const file = join(dir, 'dup.csv');
     await writeFile(
       file,
-      [HEADER, row('1', 0, 2, 5200, 8388608, 1, 1), row('1', 0, 2, 5200, 8388608, 1, 1)].join('\n'),
+      [HEADER, row('1', 0, 2, 5200, 8388608, 1, 1), row('1', 0, 2, 5200, 8388608, 1, 1), ''].join('\n'),
     );
     await expect(loadBitbrainsHourly(file)).rejects.toThrow('vm 1: two rows for the same hour');
     await expect(loadBitbrainsHourly(join(dir, 'nope.csv'))).rejects.toThrow('nope.csv: no such file');
+  });
+});
+
+describe('a truncated Bitbrains file', () => {
+  it('is refused, naming the file and the line, when its last row has no line end', async () => {
+    const file = join(dir, 'cut.csv');
+    const whole = [
+      HEADER,
+      row('1', 0, 2, 5200, 8388608, 1300, 1048576),
+      row('2', 0, 2, 5200, 8388608, 1300, 1048576),
+    ];
+    await writeFile(file, `${whole.join('\n').slice(0, -4)}`);
+    await expect(loadBitbrainsHourly(file)).rejects.toThrow(
+      `${file}: line 3: the last row has no line end, so the file looks truncated`,
+    );
+  });
+
+  it('is refused when a row has fewer fields than the header', async () => {
+    const file = join(dir, 'short.csv');
+    const cut = row('2', 0, 2, 5200, 8388608, 1300, 1048576).split(',').slice(0, 4).join(',');
+    await writeFile(file, [HEADER, row('1', 0, 2, 5200, 8388608, 1300, 1048576), cut, ''].join('\n'));
+    await expect(loadBitbrainsHourly(file)).rejects.toThrow(
+      `${file}: line 3: expected ${HEADER.split(',').length} comma-separated fields as in the header, got 4`,
+    );
   });
 });
 
@@ -153,10 +177,12 @@ describe('loadBitbrainsRaw', () => {
     await writeFile(
       join(rawDir, '10.csv.gz'),
       gzipSync(
-        [RAW_HEADER, raw(T0 + 10, 1300, 1024), raw(T0 + 310, 3900, 3072), raw(T0 + 3610, 0, 0)].join('\n'),
+        [RAW_HEADER, raw(T0 + 10, 1300, 1024), raw(T0 + 310, 3900, 3072), raw(T0 + 3610, 0, 0), ''].join(
+          '\n',
+        ),
       ),
     );
-    await writeFile(join(rawDir, '9.csv'), [RAW_HEADER, raw(T0 + 5, 2600, 2048)].join('\n'));
+    await writeFile(join(rawDir, '9.csv'), [RAW_HEADER, raw(T0 + 5, 2600, 2048), ''].join('\n'));
     await writeFile(join(rawDir, 'README'), 'not a trace');
     const series = await loadBitbrainsRaw(rawDir);
     expect(series.map((s) => s.id)).toEqual(['9', '10']);

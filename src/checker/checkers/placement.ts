@@ -1,9 +1,11 @@
 // Guarantee 1: the server is where the plan says when its step comes, and the destination is a host
 // Nova's live migration would accept: up, enabled, not forced down, same availability zone and
-// planned aggregate as the source, and not the source itself.
+// aggregate as the source, and not the source itself. Aggregates are the snapshot's: a move listed
+// under aggregate A must have both hosts in A, and no two aggregates of one plan may share a host
+// (else a move within one could cross out of the other).
 import type { Host } from '../../model/snapshot.js';
 import type { PlanChecker, ReplayContext, ResolvedMove } from '../replay.js';
-import type { ViolationCode } from '../violations.js';
+import { type ViolationCode, WHOLE_PLAN } from '../violations.js';
 
 // Nova's servicegroup API reports a forced-down service as down whatever its last heartbeat.
 const isUp = (host: Host): boolean => host.service.state === 'up' && !host.service.forcedDown;
@@ -11,6 +13,27 @@ const isUp = (host: Host): boolean => host.service.state === 'up' && !host.servi
 export function placementChecker(): PlanChecker {
   return {
     constraint: 'placement',
+    startsWith(ctx: ReplayContext): void {
+      const listed = [...new Set(ctx.plan.aggregates.map((a) => a.name))];
+      const shared = new Map<string, string[]>();
+      for (const host of ctx.world.snapshot.hosts) {
+        const names = ctx.world.aggregatesOf(host).filter((a) => listed.includes(a));
+        for (let i = 0; i < names.length; i++) {
+          for (let j = i + 1; j < names.length; j++) {
+            const pair = [names[i]!, names[j]!].sort().join(' and ');
+            shared.set(pair, [...(shared.get(pair) ?? []), host.name]);
+          }
+        }
+      }
+      for (const [pair, hosts] of shared) {
+        ctx.report({
+          code: 'aggregates-overlap',
+          aggregate: WHOLE_PLAN,
+          host: hosts[0]!,
+          detail: `the plan lists aggregates ${pair}, which share ${hosts.length === 1 ? 'host' : 'hosts'} ${hosts.join(', ')}`,
+        });
+      }
+    },
     onMove(ctx: ReplayContext, m: ResolvedMove): void {
       const { move, from, to } = m;
       const report = (code: ViolationCode, host: string, detail: string): void =>
@@ -63,11 +86,15 @@ export function placementChecker(): PlanChecker {
         );
       }
       const shared = ctx.world.aggregatesOf(to).some((a) => ctx.world.aggregatesOf(from).includes(a));
-      if (!shared) {
+      // A source outside the listed aggregate is host-in-wrong-aggregate already; a source inside
+      // it needs the destination there too, even when the two hosts share some other aggregate.
+      const leavesListed =
+        ctx.world.inAggregate(from, m.aggregate) && !ctx.world.inAggregate(to, m.aggregate);
+      if (!shared || leavesListed) {
         report(
           'aggregate-mismatch',
           to.name,
-          `destination ${to.name} is in ${ctx.world.aggregatesOf(to).join(', ')}, source ${from.name} in ${ctx.world.aggregatesOf(from).join(', ')}`,
+          `move is listed under ${m.aggregate}; destination ${to.name} is in ${ctx.world.aggregatesOf(to).join(', ')}, source ${from.name} in ${ctx.world.aggregatesOf(from).join(', ')}`,
         );
       }
     },

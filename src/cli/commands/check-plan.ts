@@ -4,6 +4,8 @@ import { InputError } from '../../errors.js';
 import { readPlan } from '../../formats/plan-file.js';
 import { readSnapshot } from '../../formats/snapshot-file.js';
 import { loadPolicyFile } from '../../policy/load.js';
+import { describeCommand } from '../command-list.js';
+import { parseIntegerOption, parseNumberOption } from '../numbers.js';
 
 interface CheckPlanFlags {
   snapshot: string;
@@ -14,21 +16,7 @@ interface CheckPlanFlags {
   globalConcurrent?: string;
   tolerance?: string;
   json?: boolean;
-}
-
-function parseNumber(flag: string, value: string, integer: boolean): number {
-  const n = Number(value);
-  const valid = integer ? /^\d+$/.test(value) && Number.isSafeInteger(n) : value.trim() !== '' && n >= 0;
-  if (!valid) {
-    throw new InputError([
-      {
-        path: flag,
-        message: integer ? 'expected a non-negative integer' : 'expected a non-negative number',
-        value,
-      },
-    ]);
-  }
-  return n;
+  allowOtherSnapshot?: boolean;
 }
 
 /** Limits from the policy file, then flags on top; whatever neither gives comes from the plan's own limits. */
@@ -41,21 +29,24 @@ async function optionsFrom(flags: CheckPlanFlags): Promise<CheckOptions> {
     options.perHostOutgoing = policy.concurrency.perHostOutgoing;
     options.globalConcurrent = policy.concurrency.global;
   }
-  if (flags.maxMoves !== undefined) options.maxMoves = parseNumber('--max-moves', flags.maxMoves, true);
+  // The same ranges as the policy's keys: a limit of 0 migrations would allow no plan at all.
+  if (flags.maxMoves !== undefined)
+    options.maxMoves = parseIntegerOption('--max-moves', flags.maxMoves, { min: 0 });
   if (flags.perHostOutgoing !== undefined) {
-    options.perHostOutgoing = parseNumber('--per-host-outgoing', flags.perHostOutgoing, true);
+    options.perHostOutgoing = parseIntegerOption('--per-host-outgoing', flags.perHostOutgoing, { min: 1 });
   }
   if (flags.globalConcurrent !== undefined) {
-    options.globalConcurrent = parseNumber('--global-concurrent', flags.globalConcurrent, true);
+    options.globalConcurrent = parseIntegerOption('--global-concurrent', flags.globalConcurrent, { min: 1 });
   }
-  if (flags.tolerance !== undefined) options.tolerance = parseNumber('--tolerance', flags.tolerance, false);
+  if (flags.tolerance !== undefined)
+    options.tolerance = parseNumberOption('--tolerance', flags.tolerance, { min: 0 });
   return options;
 }
 
 export function register(program: Command): void {
   program
     .command('check-plan')
-    .description('check a plan against its snapshot, independently of the planner (exit 1 on any violation)')
+    .description(describeCommand('check-plan'))
     .requiredOption(
       '--snapshot <file>',
       'snapshot the plan was made from (aicerine-snapshot/1, .json or .json.gz)',
@@ -67,9 +58,22 @@ export function register(program: Command): void {
     .option('--global-concurrent <n>', 'migrations in flight per aggregate per wave')
     .option('--tolerance <x>', 'allowed relative difference in reported before/after numbers', '1e-6')
     .option('--json', 'print {"ok", "violations"} as JSON')
+    .option(
+      '--allow-other-snapshot',
+      "check against a snapshot other than the plan's own (snapshotTakenAt differs)",
+    )
     .action(async (flags: CheckPlanFlags) => {
       const options = await optionsFrom(flags);
       const [snapshot, plan] = await Promise.all([readSnapshot(flags.snapshot), readPlan(flags.plan)]);
+      if (plan.snapshotTakenAt !== snapshot.takenAt && !flags.allowOtherSnapshot) {
+        throw new InputError([
+          {
+            file: flags.plan,
+            path: 'snapshotTakenAt',
+            message: `the plan was made from a snapshot taken at ${plan.snapshotTakenAt}, but ${flags.snapshot} was taken at ${snapshot.takenAt}; check it against its own snapshot, or pass --allow-other-snapshot`,
+          },
+        ]);
+      }
       const result = checkPlan(snapshot, plan, options);
       process.stdout.write(
         flags.json ? `${JSON.stringify(result, null, 2)}\n` : formatCheckResult(result, plan, flags.plan),

@@ -7,6 +7,8 @@ import { openSession } from '../../cloud/session.js';
 import { parseSiteDeclarations, type SiteDeclarations } from '../../cloud/site.js';
 import { sessionSourceFor } from '../../config/credentials.js';
 import { loadServiceConfig } from '../../config/load.js';
+import { describeCommand } from '../command-list.js';
+import { parseNumberOption } from '../numbers.js';
 
 interface CheckFlags {
   cloud?: string;
@@ -22,9 +24,7 @@ interface CheckFlags {
 export function register(program: Command): void {
   program
     .command('check')
-    .description(
-      'check the preconditions Aicerine needs, per aggregate (exit status 1 when one does not hold)',
-    )
+    .description(describeCommand('check'))
     .option('--cloud <name>', 'cloud in clouds.yaml (default: OS_CLOUD, else the OS_* variables)')
     .option(
       '--config <file>',
@@ -43,20 +43,12 @@ export function register(program: Command): void {
     .option('--json', 'print the report as JSON')
     .option('-v, --verbose', 'log every request (without secrets)')
     .action(async (flags: CheckFlags) => {
-      const historyDays = Number(flags.historyDays);
-      if (!Number.isFinite(historyDays) || historyDays < 0) {
-        throw new Error(
-          `--history-days: expected a number of days, got ${JSON.stringify(flags.historyDays)}`,
-        );
-      }
-      const probeWait = Number(flags.probeWait);
-      if (!Number.isFinite(probeWait) || probeWait <= 0) {
-        throw new Error(`--probe-wait: expected a number of seconds, got ${JSON.stringify(flags.probeWait)}`);
-      }
+      const historyDays = parseNumberOption('--history-days', flags.historyDays, { min: 0 });
+      const probeWait = parseNumberOption('--probe-wait', flags.probeWait, { min: 0, aboveMin: true });
       if (flags.site && flags.config)
         throw new Error('--site and --config: give one (--config is the newer form)');
       let site: SiteDeclarations | undefined;
-      let source = {};
+      let source: ReturnType<typeof sessionSourceFor> = {};
       if (flags.config) {
         const loaded = await loadServiceConfig(flags.config);
         for (const w of loaded.warnings) process.stderr.write(`warning: ${w}\n`);
@@ -66,8 +58,8 @@ export function register(program: Command): void {
         site = parseSiteDeclarations(await readSettingsFile(flags.site), flags.site);
       }
       const session = await openSession({
-        ...source,
-        ...(flags.cloud ? { load: { cloud: flags.cloud } } : {}),
+        // --cloud wins over the configuration's reader credential.
+        ...(flags.cloud ? { load: { cloud: flags.cloud } } : source),
         logger: createLogger({ level: flags.verbose ? 'debug' : 'warn' }),
       });
       const report = await runChecks(session, {

@@ -5,11 +5,12 @@ import type { Command } from 'commander';
 import { loadServiceConfig } from '../../config/load.js';
 import { formatConfigSummary } from '../../config/summary.js';
 import { InputError } from '../../errors.js';
+import { describeCommand } from '../command-list.js';
 
 const EXAMPLE = new URL('../../../examples/aicerine.yaml', import.meta.url);
 
 export function register(program: Command): void {
-  const config = program.command('config').description('the service configuration (aicerine.yaml)');
+  const config = program.command('config').description(describeCommand('config'));
   config
     .command('check')
     .description('validate a configuration file and summarise it per aggregate (exit status 1 when invalid)')

@@ -10,6 +10,7 @@ import { buildCostsReport } from '../../costs/report.js';
 import { readSnapshot } from '../../formats/snapshot-file.js';
 import { DEFAULT_POLICY } from '../../policy/defaults.js';
 import { loadPolicyFile } from '../../policy/load.js';
+import { describeCommand } from '../command-list.js';
 import { formatCostsReport } from '../format-costs.js';
 
 interface CostsFlags {
@@ -33,7 +34,7 @@ function positiveInt(flag: string, v: string): number {
 export function register(program: Command): void {
   program
     .command('costs')
-    .description('fit live-migration durations per aggregate from os-migrations history (reader credential)')
+    .description(describeCommand('costs'))
     .option('--cloud <name>', 'cloud in clouds.yaml (default: OS_CLOUD, else the OS_* variables)')
     .option('--days <n>', 'days of os-migrations history to read', '30')
     .option(

@@ -1,7 +1,7 @@
 // `aicerine credentials`: the access rules, policy.yaml additions and `openstack` commands
 // for Aicerine's reader and actuator application credentials.
-import { mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, stat, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import {
   accessRules,
@@ -14,6 +14,9 @@ import {
   type ServicePrefixes,
 } from '../../cloud/credentials.js';
 import { openSession } from '../../cloud/session.js';
+import { InputError } from '../../errors.js';
+import { writingTo } from '../../formats/output-path.js';
+import { describeCommand } from '../command-list.js';
 
 interface CredentialFlags {
   project: string;
@@ -45,9 +48,7 @@ async function prefixes(flags: CredentialFlags): Promise<ServicePrefixes> {
 export function register(program: Command): void {
   program
     .command('credentials')
-    .description(
-      'print the access rules, policy.yaml and openstack commands for the reader and actuator credentials',
-    )
+    .description(describeCommand('credentials'))
     .option('--project <name>', 'project the Aicerine user works in', 'admin')
     .option('--user <name>', 'the Aicerine user', 'aicerine')
     .option('--reader-role <name>', 'dedicated role for reads', 'aicerine-reader')
@@ -89,8 +90,18 @@ export function register(program: Command): void {
       });
       files.push(['create-credentials.sh', `#!/bin/sh\nset -e\n${commands}`]);
       if (dir) {
-        await mkdir(dir, { recursive: true });
-        for (const [name, text] of files) await writeFile(join(dir, name), text);
+        const existing = await stat(dir).catch(() => undefined);
+        if (existing !== undefined && !existing.isDirectory()) {
+          throw new InputError([{ file: dir, path: '--output-dir', message: 'is a file, not a folder' }]);
+        }
+        if (existing === undefined) {
+          // mkdir -p: every missing folder on the way is made, and the operator is told.
+          const made = await writingTo(dir, () => mkdir(dir, { recursive: true }));
+          const above = made !== undefined && resolve(made) !== resolve(dir) ? ` (and ${made} above it)` : '';
+          process.stdout.write(`created folder ${dir}${above}\n`);
+        }
+        for (const [name, text] of files)
+          await writingTo(join(dir, name), () => writeFile(join(dir, name), text));
         process.stdout.write(`wrote ${files.map(([n]) => join(dir, n)).join(', ')}\n`);
         return;
       }

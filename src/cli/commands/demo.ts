@@ -6,11 +6,13 @@ import { recordSnapshot } from '../../cloud/record.js';
 import { openSession } from '../../cloud/session.js';
 import { planSnapshot } from '../../planner/index.js';
 import { DEFAULT_POLICY } from '../../policy/defaults.js';
-import { cloudsYaml, envExports, simAdminConfig } from '../../sim/connect-info.js';
+import { cloudsYaml, envExports, SIM_DEFAULT_PASSWORD, simAdminConfig } from '../../sim/connect-info.js';
 import { demoSynthSpec } from '../../sim/demo-cloud.js';
 import { startSimServer } from '../../sim/http/server.js';
 import { setupSim } from '../../sim/setup.js';
+import { describeCommand } from '../command-list.js';
 import { formatPlan } from '../format-plan.js';
+import { parseIntegerOption, parseNumberOption, parsePortOption } from '../numbers.js';
 
 interface DemoFlags {
   keep?: boolean;
@@ -24,7 +26,7 @@ interface DemoFlags {
 export function register(program: Command): void {
   program
     .command('demo')
-    .description('try Aicerine without OpenStack: simulate a cloud, record it, plan, print the plan')
+    .description(describeCommand('demo'))
     .option('--keep', 'keep the simulated cloud running afterwards (Ctrl-C stops it)')
     .option('--port <n>', 'simulator port (0: any free port)', '0')
     .option('--speed <x>', 'virtual seconds per real second', '60')
@@ -37,18 +39,12 @@ export function register(program: Command): void {
     .option('--json', 'print the whole plan (aicerine-plan/1) as JSON instead of the table')
     .action(async (flags: DemoFlags) => {
       const out = process.stdout;
-      const port = Number(flags.port);
-      const speed = Number(flags.speed);
-      const shown = Number(flags.moves);
-      if (!Number.isInteger(port) || port < 0 || port > 65535)
-        throw new Error(`--port: expected 0..65535, got ${flags.port}`);
-      if (!Number.isFinite(speed) || speed < 0)
-        throw new Error(`--speed: expected a number >= 0, got ${flags.speed}`);
-      if (!Number.isInteger(shown) || shown < 0)
-        throw new Error(`--moves: expected an integer >= 0, got ${flags.moves}`);
+      const port = parsePortOption('--port', flags.port);
+      const speed = parseNumberOption('--speed', flags.speed, { min: 0 });
+      const shown = parseIntegerOption('--moves', flags.moves, { min: 0 });
       const started = Date.now();
       const { cloud } = await setupSim({ synth: flags.synth ?? demoSynthSpec(), speed });
-      const password = 'demo';
+      const password = SIM_DEFAULT_PASSWORD;
       const sim = await startSimServer({ cloud, password, port });
       try {
         const disabled = cloud.hosts.filter((h) => h.status === 'disabled').map((h) => h.name);

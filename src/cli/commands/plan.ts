@@ -1,18 +1,22 @@
 import { performance } from 'node:perf_hooks';
 import type { Command } from 'commander';
 import { InputError } from '../../errors.js';
+import { checkOutputPath } from '../../formats/output-path.js';
 import { writePlan } from '../../formats/plan-file.js';
 import { readSnapshot } from '../../formats/snapshot-file.js';
 import { PLAN_MODES, type PlanMode } from '../../model/plan.js';
 import { planSnapshot } from '../../planner/index.js';
+import { aggregateScope } from '../../policy/aggregate-scope.js';
 import { DEFAULT_POLICY } from '../../policy/defaults.js';
 import { loadPolicyFile } from '../../policy/load.js';
+import { describeCommand } from '../command-list.js';
 import { formatPlan } from '../format-plan.js';
+import { parseIntegerOption } from '../numbers.js';
 
 export function register(program: Command): void {
   program
     .command('plan')
-    .description('plan live migrations for a snapshot (pure: reads files, touches no cloud)')
+    .description(describeCommand('plan'))
     .requiredOption('--snapshot <file>', 'snapshot (aicerine-snapshot/1, .json or .json.gz)')
     .option('--mode <mode>', 'spread | pack (overrides the policy)')
     .option('--max-moves <n>', 'move budget for the whole plan (overrides the policy)')
@@ -28,10 +32,15 @@ export function register(program: Command): void {
         json?: boolean;
         output?: string;
       }) => {
+        if (opts.output) await checkOutputPath(opts.output);
         const policy = opts.policy ? await loadPolicyFile(opts.policy) : structuredClone(DEFAULT_POLICY);
         if (opts.mode !== undefined) policy.mode = parseMode(opts.mode);
-        if (opts.maxMoves !== undefined) policy.budget.maxMoves = parseCount('--max-moves', opts.maxMoves);
+        if (opts.maxMoves !== undefined)
+          policy.budget.maxMoves = parseIntegerOption('--max-moves', opts.maxMoves, { min: 0 });
         const snapshot = await readSnapshot(opts.snapshot);
+        // Said before planning, naming the policy file: an unknown aggregate or two sharing a host.
+        const scope = aggregateScope(snapshot, policy, opts.policy ?? '--policy (default)');
+        if (scope.issues.length > 0) throw new InputError([...scope.issues]);
         const plan = planSnapshot(snapshot, policy, { now: () => performance.now() });
         if (opts.output) await writePlan(opts.output, plan);
         process.stdout.write(opts.json ? `${JSON.stringify(plan, null, 2)}\n` : formatPlan(plan));
@@ -42,12 +51,4 @@ export function register(program: Command): void {
 export function parseMode(value: string): PlanMode {
   if ((PLAN_MODES as readonly string[]).includes(value)) return value as PlanMode;
   throw new InputError([{ path: '--mode', message: `expected one of ${PLAN_MODES.join(', ')}`, value }]);
-}
-
-export function parseCount(flag: string, value: string): number {
-  const n = Number(value);
-  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n)) {
-    throw new InputError([{ path: flag, message: 'expected a non-negative integer', value }]);
-  }
-  return n;
 }

@@ -6,7 +6,10 @@ import { parseMetricsPolicy } from '../../cloud/prometheus/policy.js';
 import { recordSnapshot } from '../../cloud/record.js';
 import { openSession } from '../../cloud/session.js';
 import { parseStoragePolicy } from '../../cloud/storage.js';
+import { checkOutputPath } from '../../formats/output-path.js';
 import { writeSnapshot } from '../../formats/snapshot-file.js';
+import { describeCommand } from '../command-list.js';
+import { parseNumberOption } from '../numbers.js';
 
 interface RecordFlags {
   cloud?: string;
@@ -35,7 +38,7 @@ function progressBar(stream: NodeJS.WriteStream): (step: string, done: number, t
 export function register(program: Command): void {
   program
     .command('record')
-    .description('record a snapshot (aicerine-snapshot/1) of a live OpenStack cloud')
+    .description(describeCommand('record'))
     .option('--cloud <name>', 'cloud in clouds.yaml (default: OS_CLOUD, else the OS_* variables)')
     .option('--prometheus <url>', 'Prometheus to read measured loads from')
     .option(
@@ -51,12 +54,8 @@ export function register(program: Command): void {
     .option('-v, --verbose', 'log every request (without secrets)')
     .requiredOption('-o, --output <file>', 'snapshot file to write (.json or .json.gz)')
     .action(async (flags: RecordFlags) => {
-      const historyDays = Number(flags.historyDays);
-      if (!Number.isFinite(historyDays) || historyDays < 0) {
-        throw new Error(
-          `--history-days: expected a number of days, got ${JSON.stringify(flags.historyDays)}`,
-        );
-      }
+      const historyDays = parseNumberOption('--history-days', flags.historyDays, { min: 0 });
+      await checkOutputPath(flags.output);
       const metricsPolicy = flags.metrics
         ? parseMetricsPolicy(await readSettingsFile(flags.metrics), flags.metrics)
         : undefined;

@@ -1,8 +1,11 @@
 // `aicerine sim`: a simulated OpenStack (Keystone, Nova, Placement, Prometheus) on loopback.
 import type { Command } from 'commander';
-import { cloudsYaml, envExports } from '../../sim/connect-info.js';
+import { cloudsYaml, envExports, SIM_DEFAULT_PASSWORD } from '../../sim/connect-info.js';
 import { startSimServer } from '../../sim/http/server.js';
+import { parseTimingSpec } from '../../sim/model.js';
 import { type LoadChoice, setupSim } from '../../sim/setup.js';
+import { describeCommand } from '../command-list.js';
+import { parseIntegerOption, parseNumberOption, parsePortOption } from '../numbers.js';
 
 interface SimFlags {
   snapshot?: string;
@@ -14,6 +17,8 @@ interface SimFlags {
   password: string;
   maxLiveMigrations?: string;
   pinCpuRatio: string[];
+  timing: string[];
+  migrationProgress?: boolean;
   verbose?: boolean;
 }
 
@@ -39,14 +44,17 @@ const LOADS: LoadChoice[] = ['auto', 'trace', 'generated', 'static'];
 export function register(program: Command): void {
   program
     .command('sim')
-    .description('serve a simulated OpenStack cloud (Keystone, Nova, Placement, Prometheus) on 127.0.0.1')
+    .description(describeCommand('sim'))
     .option('--snapshot <file>', 'seed the cloud from a snapshot (.json or .json.gz)')
-    .option('--synth <spec>', 'seed a synthetic cloud: hosts,servers,groups,seed[,aggregates[,disabled]]')
+    .option(
+      '--synth <spec>',
+      'seed a synthetic cloud: hosts,servers,groups,seed[,aggregates[,disabled]]; aggregates and disabled default to 0 (no aggregates). Without --synth or --snapshot: 40,1200,30,1,4,1 (4 aggregates, 1 disabled host)',
+    )
     .option('--port <n>', 'TCP port (0: any free port)', '8790')
     .option('--speed <x>', 'virtual seconds per real second', '1')
     .option('--load <model>', `load model: ${LOADS.join(' | ')} (auto: Bitbrains traces if found)`, 'auto')
     .option('--trace <file>', 'Bitbrains hourly CSV for --load trace/auto')
-    .option('--password <pw>', 'password of the users admin and demo', 'secret')
+    .option('--password <pw>', 'password of the users admin and demo (as in demo)', SIM_DEFAULT_PASSWORD)
     .option('--max-live-migrations <n>', 'default max_concurrent_live_migrations per host', '1')
     .option(
       '--pin-cpu-ratio <host=ratio[@s]>',
@@ -54,20 +62,23 @@ export function register(program: Command): void {
       collect,
       [],
     )
+    .option(
+      '--timing <key=seconds>',
+      'live-migration timing, e.g. scheduleSeconds=0.2 or completionLagSeconds=0 (docs/simulator.md); repeatable',
+      collect,
+      [],
+    )
+    .option(
+      '--migration-progress',
+      'report memory_* progress of running migrations (libvirt) instead of null',
+    )
     .option('-v, --verbose', 'log every request')
     .action(async (flags: SimFlags) => {
-      const port = Number(flags.port);
-      if (!Number.isInteger(port) || port < 0 || port > 65535)
-        throw new Error(`--port: expected 0..65535, got ${flags.port}`);
-      const speed = Number(flags.speed);
-      if (!Number.isFinite(speed) || speed < 0)
-        throw new Error(`--speed: expected a number >= 0, got ${flags.speed}`);
+      const port = parsePortOption('--port', flags.port);
+      const speed = parseNumberOption('--speed', flags.speed, { min: 0 });
       if (!LOADS.includes(flags.load as LoadChoice))
         throw new Error(`--load: expected ${LOADS.join(', ')}, got ${flags.load}`);
-      const maxLm = Number(flags.maxLiveMigrations);
-      if (!Number.isInteger(maxLm) || maxLm < 1) {
-        throw new Error(`--max-live-migrations: expected an integer >= 1, got ${flags.maxLiveMigrations}`);
-      }
+      const maxLm = parseIntegerOption('--max-live-migrations', flags.maxLiveMigrations ?? '1', { min: 1 });
       const { cloud } = await setupSim({
         snapshotFile: flags.snapshot,
         synth: flags.synth,
@@ -75,6 +86,8 @@ export function register(program: Command): void {
         load: flags.load as LoadChoice,
         tracePath: flags.trace,
         maxConcurrentLiveMigrations: maxLm,
+        timing: Object.assign({}, ...flags.timing.map(parseTimingSpec)),
+        migrationProgress: flags.migrationProgress === true,
       });
       for (const spec of flags.pinCpuRatio) {
         const pin = parsePin(spec);

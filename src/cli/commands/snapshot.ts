@@ -1,12 +1,16 @@
+import { stat } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { InputError } from '../../errors.js';
 import { readJsonFile } from '../../formats/json-file.js';
+import { checkOutputPath } from '../../formats/output-path.js';
 import { writeSnapshot } from '../../formats/snapshot-file.js';
 import type { Snapshot } from '../../model/snapshot.js';
-import { importBitbrains } from '../../snapshot/import-bitbrains.js';
+import { BITBRAINS_MAX_HOSTS, importBitbrains } from '../../snapshot/import-bitbrains.js';
 import { importVmr2lWithWarnings } from '../../snapshot/import-vmr2l.js';
-import { synthesizeSnapshot } from '../../snapshot/synth.js';
+import { SYNTH_LIMITS, synthesizeSnapshot } from '../../snapshot/synth.js';
 import { loadBitbrains } from '../../traces/bitbrains.js';
+import { describeCommand } from '../command-list.js';
+import { parseIntegerOption, parseSeedOption } from '../numbers.js';
 
 interface SynthFlags {
   hosts: string;
@@ -31,21 +35,6 @@ interface BitbrainsFlags {
   output: string;
 }
 
-/** Whole numbers only: "1e3", "2.0" or " 5" are refused rather than guessed at. */
-function integer(flag: string, value: string, min: 0 | 1): number {
-  const n = Number(value);
-  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n < min) {
-    throw new InputError([
-      {
-        path: flag,
-        message: min === 1 ? 'expected a positive integer' : 'expected a non-negative integer',
-        value,
-      },
-    ]);
-  }
-  return n;
-}
-
 /** Option ranges that depend on each other (e.g. --disabled below --hosts) are checked by the maker. */
 function made(make: () => Snapshot): Snapshot {
   try {
@@ -65,9 +54,7 @@ async function write(file: string, s: Snapshot): Promise<void> {
 }
 
 export function register(program: Command): void {
-  const snapshot = program
-    .command('snapshot')
-    .description('make snapshots without a cloud: synthetic or from traces');
+  const snapshot = program.command('snapshot').description(describeCommand('snapshot'));
 
   snapshot
     .command('synth')
@@ -81,13 +68,18 @@ export function register(program: Command): void {
     .requiredOption('-o, --output <file>', 'snapshot to write (.json or .json.gz)')
     .action(async (flags: SynthFlags) => {
       const opts = {
-        hosts: integer('--hosts', flags.hosts, 1),
-        servers: integer('--servers', flags.servers, 0),
-        groups: integer('--groups', flags.groups, 0),
-        seed: integer('--seed', flags.seed, 0),
-        aggregates: flags.aggregates === undefined ? 0 : integer('--aggregates', flags.aggregates, 0),
-        disabled: flags.disabled === undefined ? 0 : integer('--disabled', flags.disabled, 0),
+        hosts: parseIntegerOption('--hosts', flags.hosts, { min: 1, max: SYNTH_LIMITS.hosts }),
+        servers: parseIntegerOption('--servers', flags.servers, { min: 0, max: SYNTH_LIMITS.servers }),
+        groups: parseIntegerOption('--groups', flags.groups, { min: 0 }),
+        seed: parseSeedOption('--seed', flags.seed),
+        aggregates:
+          flags.aggregates === undefined
+            ? 0
+            : parseIntegerOption('--aggregates', flags.aggregates, { min: 0 }),
+        disabled:
+          flags.disabled === undefined ? 0 : parseIntegerOption('--disabled', flags.disabled, { min: 0 }),
       };
+      await checkOutputPath(flags.output);
       await write(
         flags.output,
         made(() => synthesizeSnapshot(opts)),
@@ -104,10 +96,13 @@ export function register(program: Command): void {
     .option('--load-from <path>', 'Bitbrains traces folder or hourly CSV: gives each VM a measured load')
     .requiredOption('-o, --output <file>', 'snapshot to write (.json or .json.gz)')
     .action(async (file: string, flags: Vmr2lFlags) => {
+      await checkOutputPath(flags.output);
       const doc = await readJsonFile(file);
+      const fileModified = (await stat(file)).mtime;
       const withLoad = flags.loadFrom === undefined ? undefined : await loadBitbrains(flags.loadFrom);
       const { snapshot: s, warnings } = importVmr2lWithWarnings(doc, {
         file,
+        fileModified,
         ...(flags.cluster === undefined ? {} : { cluster: flags.cluster }),
         ...(withLoad === undefined ? {} : { withLoad }),
       });
@@ -124,9 +119,14 @@ export function register(program: Command): void {
     .option('--at <hour>', 'hour of the trace whose load the servers get (0 = first)', '0')
     .requiredOption('-o, --output <file>', 'snapshot to write (.json or .json.gz)')
     .action(async (path: string, flags: BitbrainsFlags) => {
-      const hosts = flags.hosts === undefined ? undefined : integer('--hosts', flags.hosts, 1);
-      const seed = integer('--seed', flags.seed, 0);
-      const at = integer('--at', flags.at, 0);
+      // Checked before the traces are read, which takes a while on the full set.
+      const hosts =
+        flags.hosts === undefined
+          ? undefined
+          : parseIntegerOption('--hosts', flags.hosts, { min: 1, max: BITBRAINS_MAX_HOSTS });
+      const seed = parseSeedOption('--seed', flags.seed);
+      const at = parseIntegerOption('--at', flags.at, { min: 0 });
+      await checkOutputPath(flags.output);
       const series = await loadBitbrains(path);
       await write(
         flags.output,

@@ -65,9 +65,44 @@ describe('aicerine check-plan', () => {
     expect(out).toContain('budget-exceeded');
   });
 
+  it('refuses a limit of 0 migrations per host, as the policy does', async () => {
+    await expect(run(good, '--per-host-outgoing', '0')).rejects.toThrow(
+      '--per-host-outgoing: expected a positive integer, got "0"',
+    );
+    await expect(run(good, '--global-concurrent', '0')).rejects.toThrow(
+      '--global-concurrent: expected a positive integer, got "0"',
+    );
+  });
+
   it('refuses a malformed flag, saying which', async () => {
     await expect(run(good, '--max-moves', 'lots')).rejects.toThrow(
       '--max-moves: expected a non-negative integer, got "lots"',
     );
+  });
+
+  it('refuses a plan made from another snapshot unless --allow-other-snapshot', async () => {
+    const other = { ...good, snapshotTakenAt: '2026-01-01T00:00:00Z' };
+    await expect(run(other)).rejects.toThrow(
+      /plan\.json: snapshotTakenAt: the plan was made from a snapshot taken at 2026-01-01T00:00:00Z, but .*snapshot\.json was taken at 2026-11-29T14:00:00Z/,
+    );
+    const { out, exitCode } = await run(other, '--allow-other-snapshot');
+    expect(out).toMatch(/^OK /);
+    expect(exitCode).toBeUndefined();
+  });
+
+  it('flags a move across aggregates listed under _unassigned_', async () => {
+    const crossing = threeHosts({ h1: { aggregates: ['agg-2'] }, h2: { aggregates: ['agg-1'] } });
+    const p = plan(crossing, { _unassigned_: [move(1, 1, 's1', 'h1', 'h2')] });
+    const snapshotFile = join(dir, 'crossing.json');
+    const planFile = join(dir, 'crossing-plan.json');
+    await writeFile(snapshotFile, JSON.stringify(crossing));
+    await writeFile(planFile, JSON.stringify(p));
+    const { out, exitCode } = await runCommand(
+      [register],
+      ['check-plan', '--snapshot', snapshotFile, '--plan', planFile],
+    );
+    expect(exitCode).toBe(1);
+    expect(out).toContain('host-in-wrong-aggregate');
+    expect(out).toContain('aggregate-mismatch');
   });
 });

@@ -34,7 +34,7 @@ describe('aicerine demo', () => {
     register(program);
     registerSim(program);
     await expect(program.parseAsync(['demo', '--port', 'x'], { from: 'user' })).rejects.toThrow(
-      '--port: expected 0..65535, got x',
+      '--port: expected an integer from 0 to 65535, got "x"',
     );
     await expect(program.parseAsync(['sim', '--synth', '1,2'], { from: 'user' })).rejects.toThrow(
       /groups is missing/,

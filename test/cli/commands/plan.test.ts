@@ -1,6 +1,6 @@
 // The plan command as a new user runs it: the built CLI, on the example that ships.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -74,6 +74,19 @@ describe('aicerine plan', () => {
     expect(r.stderr).toContain(`${bad}: hosts[3].inventory.VCPU.total: expected a positive integer, got -4`);
     const mode = await aicerine('plan', '--snapshot', example, '--mode', 'scatter');
     expect(mode.stderr).toContain('--mode: expected one of spread, pack, got "scatter"');
+  });
+
+  it('refuses a policy naming an aggregate the snapshot lacks, listing the known ones, and writes nothing', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'aicerine-plan-cli-'));
+    const policy = join(dir, 'p.yaml');
+    writeFileSync(policy, 'aggregates: [agg-9]\n');
+    const out = join(dir, 'plan.json');
+    const r = await aicerine('plan', '--snapshot', example, '--policy', policy, '--json', '-o', out);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      `${policy}: aggregates[0]: no host of the snapshot is in this aggregate (the snapshot's aggregates: agg-1, agg-2), got "agg-9"`,
+    );
+    expect(existsSync(out)).toBe(false);
   });
 
   it('gives the golden plan for the example, byte for byte (UPDATE_GOLDEN=1 rewrites it)', () => {

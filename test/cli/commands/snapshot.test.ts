@@ -64,10 +64,13 @@ describe('aicerine snapshot synth', () => {
   });
 
   it.each([
-    [['--hosts', '0'], '--hosts: expected a positive integer, got "0"'],
-    [['--hosts', '1e3'], '--hosts: expected a positive integer, got "1e3"'],
-    [['--servers', '-5'], '--servers: expected a non-negative integer, got "-5"'],
-    [['--seed', '2.5'], '--seed: expected a non-negative integer, got "2.5"'],
+    [['--hosts', '0'], '--hosts: expected an integer from 1 to 20000, got "0"'],
+    [['--hosts', '100000000'], '--hosts: expected an integer from 1 to 20000, got "100000000"'],
+    [['--hosts', '0x10'], '--hosts: expected an integer from 1 to 20000, got "0x10"'],
+    [['--servers', '-5'], '--servers: expected an integer from 0 to 250000, got "-5"'],
+    [['--servers', '1e9'], '--servers: expected an integer from 0 to 250000, got "1e9"'],
+    [['--seed', '2.5'], '--seed: expected an integer from 0 to 4294967295, got "2.5"'],
+    [['--seed', '4294967296'], '--seed: expected an integer from 0 to 4294967295, got "4294967296"'],
     [['--disabled', '12'], 'disabled must be an integer 0..hosts-1 (11), got 12'],
     [['--groups', '101'], '101 groups of at least 2 servers need at least 202 servers'],
   ])('refuses %j', async (bad, message) => {
@@ -81,6 +84,43 @@ describe('aicerine snapshot synth', () => {
     const file = join(dir, 'refused.json');
     await expect(run('synth', ...Object.entries(flags).flat(), '-o', file)).rejects.toThrow(message);
     expect(existsSync(file)).toBe(false);
+  });
+});
+
+describe('numeric options', () => {
+  it('accept JSON number notation (1e3 is 1000), as a policy file does', async () => {
+    const file = join(dir, 'e-notation.json');
+    const { out } = await run(
+      'synth',
+      '--hosts',
+      '1e1',
+      '--servers',
+      '2e2',
+      '--groups',
+      '0',
+      '--seed',
+      '1',
+      '-o',
+      file,
+    );
+    expect(out).toContain('10 hosts, 200 servers');
+  });
+
+  it('bitbrains refuses --hosts beyond the limit at once, before reading any trace', async () => {
+    const started = Date.now();
+    await expect(
+      run(
+        'import',
+        'bitbrains',
+        join(dir, 'no-such-folder'),
+        '--hosts',
+        '100000000',
+        '-o',
+        join(dir, 'bb.json'),
+      ),
+    ).rejects.toThrow('--hosts: expected an integer from 1 to 20000, got "100000000"');
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(existsSync(join(dir, 'bb.json'))).toBe(false);
   });
 });
 

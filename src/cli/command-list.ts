@@ -1,0 +1,88 @@
+// The commands of `aicerine`, with their one-line descriptions and how to load each. main.ts
+// loads only the module of the command being run (a plan need not load the simulator or the
+// OpenStack clients); `aicerine --help` loads none. Each command module takes its description
+// from here, so the listing and the command's own help cannot drift apart.
+import type { Command } from 'commander';
+
+interface CommandModule {
+  register(program: Command): void;
+}
+
+export interface CommandEntry {
+  readonly name: string;
+  readonly description: string;
+  readonly load: () => Promise<CommandModule>;
+}
+
+export const COMMANDS: readonly CommandEntry[] = [
+  {
+    name: 'plan',
+    description: 'plan live migrations for a snapshot (pure: reads files, touches no cloud)',
+    load: () => import('./commands/plan.js'),
+  },
+  {
+    name: 'check-plan',
+    description: 'check a plan against its snapshot, independently of the planner (exit 1 on any violation)',
+    load: () => import('./commands/check-plan.js'),
+  },
+  {
+    name: 'snapshot',
+    description: 'make snapshots without a cloud: synthetic or from traces',
+    load: () => import('./commands/snapshot.js'),
+  },
+  {
+    name: 'sim',
+    description: 'serve a simulated OpenStack cloud (Keystone, Nova, Placement, Prometheus) on 127.0.0.1',
+    load: () => import('./commands/sim.js'),
+  },
+  {
+    name: 'demo',
+    description: 'try Aicerine without OpenStack: simulate a cloud, record it, plan, print the plan',
+    load: () => import('./commands/demo.js'),
+  },
+  {
+    name: 'record',
+    description: 'record a snapshot (aicerine-snapshot/1) of a live OpenStack cloud',
+    load: () => import('./commands/record.js'),
+  },
+  {
+    name: 'check',
+    description:
+      'check the preconditions Aicerine needs, per aggregate (exit status 1 when one does not hold)',
+    load: () => import('./commands/check.js'),
+  },
+  {
+    name: 'credentials',
+    description:
+      'print the access rules, policy.yaml and openstack commands for the reader and actuator credentials',
+    load: () => import('./commands/credentials.js'),
+  },
+  {
+    name: 'config',
+    description: 'validate the service configuration (config check FILE) or print a commented example',
+    load: () => import('./commands/config.js'),
+  },
+  {
+    name: 'costs',
+    description: 'fit live-migration durations per aggregate from os-migrations history, with their error',
+    load: () => import('./commands/costs.js'),
+  },
+  {
+    name: 'serve',
+    description: 'run the control loop: record, plan and act per aggregate as configured',
+    load: () => import('./commands/serve.js'),
+  },
+];
+
+export function describeCommand(name: string): string {
+  const entry = COMMANDS.find((c) => c.name === name);
+  if (entry === undefined) throw new Error(`no command ${name} in COMMANDS`);
+  return entry.description;
+}
+
+/** The command an argument list runs (`plan`, or `help plan`), if it names one. */
+export function commandOf(args: readonly string[]): CommandEntry | undefined {
+  const words = args.filter((a) => !a.startsWith('-'));
+  const name = words[0] === 'help' ? words[1] : words[0];
+  return COMMANDS.find((c) => c.name === name);
+}

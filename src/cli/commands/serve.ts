@@ -1,0 +1,60 @@
+// `aicerine serve`: the service. Reads the cloud every cycle, plans per aggregate and acts as
+// each aggregate's mode and windows allow, until SIGINT/SIGTERM (then no new migration starts;
+// those in flight finish or are aborted, as configured).
+import type { Command } from 'commander';
+import { createLogger } from '../../cloud/log.js';
+import { loadServiceConfig } from '../../config/load.js';
+import { systemClock } from '../../executor/ports.js';
+import { openServiceParts } from '../../service/open.js';
+import { AicerineService } from '../../service/service.js';
+import { describeCommand } from '../command-list.js';
+
+interface ServeFlags {
+  config: string;
+  once?: boolean;
+  verbose?: boolean;
+}
+
+export function register(program: Command): void {
+  program
+    .command('serve')
+    .description(describeCommand('serve'))
+    .requiredOption('-c, --config <file>', 'service configuration (YAML), see docs/configuration.md')
+    .option('--once', 'run one cycle, wait for what it started, print its report and exit')
+    .option('-v, --verbose', 'debug logging (never secrets)')
+    .action(async (flags: ServeFlags) => {
+      const { config, warnings } = await loadServiceConfig(flags.config);
+      const logger = createLogger({ level: flags.verbose ? 'debug' : 'info' });
+      for (const w of warnings) logger.warn(`config: ${w}`);
+      const parts = await openServiceParts(config, logger);
+      for (const n of parts.notes) logger.warn(n);
+      const service = new AicerineService({
+        config,
+        store: parts.store,
+        reader: parts.reader,
+        actuator: parts.actuator,
+        clock: systemClock,
+        logger,
+        recorder: parts.recorder,
+        notificationsUrl: parts.notificationsUrl,
+      });
+      if (flags.once) {
+        await service.executor.recover();
+        const report = await service.runCycle();
+        await service.executor.idle();
+        process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+        await parts.store.close();
+        return;
+      }
+      const stop = async (signal: string) => {
+        logger.info(`serve: ${signal}: no new migration starts; waiting for those in flight`);
+        await service.stop();
+        await parts.store.close();
+        process.exit(0);
+      };
+      process.once('SIGINT', () => void stop('SIGINT'));
+      process.once('SIGTERM', () => void stop('SIGTERM'));
+      await service.start();
+      logger.info(`serve: running, a cycle every ${Math.round(config.cycleIntervalMs / 1000)} s`);
+    });
+}

@@ -1,0 +1,425 @@
+// The running service: the composition root that ties the recorder, the control loop, the
+// executor, learned costs, prevention, notifications and the store together, and runs cycles on
+// a timer (sooner when Nova's notifications say something changed). Everything that decides is
+// elsewhere and pure; this file only wires and schedules.
+
+import { type IncrementalOptions, IncrementalRecorder } from '../cloud/incremental-record.js';
+import type { Logger } from '../cloud/log.js';
+import type { CloudSession } from '../cloud/session.js';
+import { aggregateConfig } from '../config/aggregate.js';
+import type { ServiceConfig } from '../config/types.js';
+import { type CostEstimators, learnCosts } from '../costs/estimator.js';
+import { historyContextFromSnapshot, samplesFromHistory } from '../costs/history.js';
+import type { CostSample as LearnerSample } from '../costs/sample.js';
+import { Executor } from '../executor/index.js';
+import type { PlannedMove } from '../executor/journal.js';
+import { OpenStackExecutorCloud } from '../executor/openstack-cloud.js';
+import type { Clock } from '../executor/ports.js';
+import { ExecutorService } from '../executor/service.js';
+import { resolveExecutorSettings } from '../executor/settings.js';
+import { MigrationSlots } from '../executor/slots.js';
+import { storeSinks } from '../executor/store-sinks.js';
+import { ControlLoop, type CycleReport } from '../loop/cycle.js';
+import type { CloudRead, CloudReader } from '../loop/ports.js';
+import { shadowReport } from '../loop/shadow.js';
+import { StoreLoopAdapter } from '../loop/store-adapter.js';
+import type { Snapshot } from '../model/snapshot.js';
+import type { NovaNotification } from '../notifications/events.js';
+import { NotificationListener } from '../notifications/listener.js';
+import { runPreventionPass } from '../prevention/cycle.js';
+import { hostRatioStates } from '../prevention/observe.js';
+import { RatioWriter } from '../prevention/writer.js';
+import type { Store } from '../store/store.js';
+import { RecorderCloudReader } from './cloud-reader.js';
+import { executorSettings, loopSettings, ratioSettings, timeoutSettings } from './loop-settings.js';
+
+export interface ServiceDeps {
+  config: ServiceConfig;
+  store: Store;
+  /** Reads everything (the reader credential). */
+  reader: CloudSession;
+  /** Live-migrates, aborts and writes ratios (the actuator credential). */
+  actuator: CloudSession;
+  clock: Clock;
+  logger: Logger;
+  recorder?: IncrementalOptions;
+  /** Password of the notification broker, resolved by the caller from the configured secret. */
+  notificationsUrl?: string | null;
+}
+
+export interface ServiceCycleReport extends CycleReport {
+  recordSeconds: number;
+  callCount: number;
+  full: boolean;
+  prevention: { aggregate: string; changes: number; pinned: number; dryRun: boolean }[];
+}
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+
+export class AicerineService {
+  readonly loop: ControlLoop;
+  readonly executor: ExecutorService;
+  private readonly recorderReader: RecorderCloudReader;
+  private readonly writer: RatioWriter;
+  private estimators: CostEstimators | null = null;
+  private lastSnapshot: Snapshot | null = null;
+  /** Runtime pauses (API, signals), on top of the configuration's. */
+  private readonly pausedNow = { global: false, aggregates: new Set<string>() };
+  private listener: NotificationListener | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<ServiceCycleReport | null> | null = null;
+  private stopping = false;
+  private lastRetention = 0;
+  private lastShadow = 0;
+  private wakeRequested = false;
+  readonly cycles: ServiceCycleReport[] = [];
+
+  constructor(private readonly deps: ServiceDeps) {
+    const { config, store, clock, logger } = deps;
+    this.recorderReader = new RecorderCloudReader(new IncrementalRecorder(deps.reader, deps.recorder ?? {}));
+    const reader: CloudReader = { read: () => this.read() };
+    const settings = resolveExecutorSettings(executorSettings(config));
+    const executor = new Executor({
+      journal: store,
+      cloud: new OpenStackExecutorCloud(deps.actuator.nova, deps.actuator.placement),
+      clock,
+      settings,
+      slots: new MigrationSlots(settings.limits),
+      timeoutFor: (m) => this.timeoutFor(m),
+      ...storeSinks(store),
+      logger,
+    });
+    this.executor = new ExecutorService(executor, {
+      isPaused: (aggregate) => this.isPaused(aggregate),
+      logger,
+      onEnded: (summary, aggregate) => {
+        logger.info(`service: execution of ${aggregate} ended`, {
+          state: summary.state,
+          counts: summary.counts,
+        });
+        this.wake();
+      },
+    });
+    const adapter = new StoreLoopAdapter(
+      store,
+      (a) => aggregateConfig(config, a).mode,
+      (a) => aggregateConfig(config, a).approvalExpiryMs,
+    );
+    this.loop = new ControlLoop(
+      { reader, store: adapter, executor: this.executor, now: () => new Date(clock.now()) },
+      loopSettings(config, []),
+    );
+    this.writer = new RatioWriter({
+      placement: deps.actuator.placement,
+      sink: store.ratioSink,
+      now: () => new Date(clock.now()),
+    });
+  }
+
+  isPaused(aggregate?: string): boolean {
+    const { config } = this.deps;
+    if (config.paused || this.pausedNow.global) return true;
+    if (aggregate === undefined) return false;
+    return aggregateConfig(config, aggregate).paused || this.pausedNow.aggregates.has(aggregate);
+  }
+
+  pause(aggregate?: string): void {
+    if (aggregate === undefined) this.pausedNow.global = true;
+    else this.pausedNow.aggregates.add(aggregate);
+  }
+
+  resume(aggregate?: string): void {
+    if (aggregate === undefined) this.pausedNow.global = false;
+    else this.pausedNow.aggregates.delete(aggregate);
+  }
+
+  /** Resumes what a previous process left running, connects notifications, and starts the timer. */
+  async start(): Promise<void> {
+    const { logger } = this.deps;
+    const resumed = await this.executor.recover();
+    if (resumed.length > 0)
+      logger.warn(`service: resumed ${resumed.length} unfinished execution(s) after a restart`, { resumed });
+    const url = this.deps.notificationsUrl;
+    if (url) {
+      this.listener = new NotificationListener({
+        url,
+        onNotification: (n) => this.onNotification(n),
+        onStatus: (s) => logger.info(`notifications: ${s.state}`, { ...s }),
+      });
+      await this.listener.start();
+    }
+    this.schedule(0);
+  }
+
+  /** Stops starting cycles and new migrations; waits for executions (they finish or abort by configuration). */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.pausedNow.global = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    await this.listener?.stop();
+    await this.running;
+    await this.executor.idle();
+  }
+
+  /** Asks for a cycle soon (a notification, an execution's end). */
+  wake(): void {
+    if (this.stopping) return;
+    if (this.running) {
+      this.wakeRequested = true;
+      return;
+    }
+    this.schedule(1000);
+  }
+
+  /** One whole cycle now: record, learn, plan and act per aggregate, prevention, housekeeping. */
+  async runCycle(): Promise<ServiceCycleReport> {
+    const report = await this.loop.runCycle();
+    const last = this.recorderReader.last;
+    const prevention = await this.prevent();
+    await this.housekeeping();
+    const out: ServiceCycleReport = {
+      ...report,
+      recordSeconds: last?.seconds ?? 0,
+      callCount: last?.callCount ?? 0,
+      full: last?.full ?? false,
+      prevention,
+    };
+    this.cycles.push(out);
+    if (this.cycles.length > 100) this.cycles.shift();
+    return out;
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.stopping) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.tick(), delayMs);
+  }
+
+  private async tick(): Promise<void> {
+    this.timer = null;
+    const { logger } = this.deps;
+    this.running = this.runCycle().catch((e: unknown) => {
+      logger.error('service: cycle failed; the next one starts from a fresh read', {
+        error: e instanceof Error ? e.message : String(e),
+      });
+      return null;
+    });
+    const r = await this.running;
+    this.running = null;
+    if (r)
+      for (const a of r.aggregates)
+        logger.info(`cycle: ${a.aggregate}: ${a.summary}`, { started: a.started });
+    const again = this.wakeRequested;
+    this.wakeRequested = false;
+    this.schedule(again ? 1000 : this.deps.config.cycleIntervalMs);
+  }
+
+  private onNotification(n: NovaNotification): void {
+    // Only what changes the picture the loop plans on: migrations ending, servers and services changing.
+    if (
+      n.kind === 'migration-ended' ||
+      n.kind === 'service-changed' ||
+      n.eventType.startsWith('instance.delete')
+    )
+      this.wake();
+  }
+
+  /** The recorder's read, then what depends on it: learned costs and the loop's settings. */
+  private async read(): Promise<CloudRead> {
+    const read = await this.recorderReader.read();
+    this.lastSnapshot = read.snapshot;
+    await this.learn(read.snapshot);
+    const aggregates = [...new Set(read.snapshot.hosts.flatMap((h) => h.aggregates))];
+    const settings = loopSettings(this.deps.config, aggregates, (a, model) =>
+      this.estimators ? this.estimators.for(a).model : model,
+    );
+    // Runtime pauses are part of the settings the loop decides with.
+    settings.paused = settings.paused || this.pausedNow.global;
+    for (const a of settings.aggregates) a.paused = a.paused || this.pausedNow.aggregates.has(a.name);
+    this.loop.updateSettings(settings);
+    return read;
+  }
+
+  private async learn(snapshot: Snapshot): Promise<void> {
+    const rec = this.recorderReader.last;
+    const history = rec
+      ? samplesFromHistory(
+          rec.migrations,
+          historyContextFromSnapshot(snapshot, {
+            concurrencyOf: (h) =>
+              this.deps.config.defaults.concurrency.perSourceHostOverrides[h] ??
+              this.deps.config.defaults.concurrency.perSourceHost,
+          }),
+        ).samples
+      : [];
+    const own: LearnerSample[] = [];
+    let cursor: string | null = null;
+    const since = new Date(this.deps.clock.now() - 30 * DAY).toISOString();
+    do {
+      const page = await this.deps.store.costSamples.list({ source: 'own', since }, { limit: 1000, cursor });
+      for (const s of page.items)
+        own.push({
+          aggregate: s.aggregate,
+          serverId: s.serverId,
+          ramMB: s.ramMB,
+          ...(s.dirtyRateMBps !== null ? { dirtyRateMBps: s.dirtyRateMBps } : {}),
+          seconds: s.durationSeconds,
+          outcome: s.outcome === 'aborted' ? 'cancelled' : s.outcome,
+          source: 'executor',
+          endedAt: s.at,
+          ...(s.sourceKey !== null && /^\d+$/.test(s.sourceKey)
+            ? { novaMigrationId: Number(s.sourceKey) }
+            : {}),
+        });
+      cursor = page.nextCursor;
+    } while (cursor !== null);
+    const d = this.deps.config.defaults;
+    this.estimators = learnCosts({
+      history,
+      executor: own,
+      policyModel: d.policy.costModel,
+      timeouts: timeoutSettings(d),
+    }).estimators;
+  }
+
+  private timeoutFor(m: PlannedMove): number {
+    const snap = this.lastSnapshot;
+    const server = snap?.servers.find((s) => s.id === m.serverId);
+    const host = snap?.hosts.find((h) => h.name === m.from);
+    const aggregate = host?.aggregates[0] ?? '_unassigned_';
+    const ramMB = server?.flavor.ramMB ?? 4096;
+    const est = this.estimators?.for(aggregate);
+    if (est) return est.timeoutFor(ramMB, server?.dirtyRateMBps);
+    const t = timeoutSettings(aggregateConfig(this.deps.config, aggregate));
+    return Math.min(t.ceilingSeconds, Math.max(t.floorSeconds, t.margin * m.estimatedSeconds));
+  }
+
+  private async prevent(): Promise<ServiceCycleReport['prevention']> {
+    const rec = this.recorderReader.last;
+    if (!rec) return [];
+    const out: ServiceCycleReport['prevention'] = [];
+    for (const agg of this.loop.currentSettings().aggregates) {
+      const a = aggregateConfig(this.deps.config, agg.name);
+      const settings = ratioSettings(a);
+      if (!settings) continue;
+      const hosts = rec.snapshot.hosts.filter((h) =>
+        agg.name === '_unassigned_' ? h.aggregates.length === 0 : h.aggregates.includes(agg.name),
+      );
+      const dryRun = a.mode === 'observe' || this.isPaused(agg.name);
+      const r = await runPreventionPass({
+        aggregate: agg.name,
+        hosts: hostRatioStates(hosts, (h) => rec.providers.get(h)?.uuid, { stealKey: 'cpuSteal' }),
+        settings,
+        writer: this.writer,
+        sink: this.deps.store.ratioSink,
+        now: () => new Date(this.deps.clock.now()),
+        dryRun,
+      });
+      const at = new Date(this.deps.clock.now()).toISOString();
+      for (const a of r.applied)
+        await this.deps.store.audit.record({
+          actor: 'prevention',
+          action: `ratio.${a.outcome}`,
+          target: `host:${a.host}`,
+          detail: { aggregate: agg.name, from: a.from, to: a.to, found: a.found ?? null, detail: a.detail },
+          at,
+        });
+      for (const o of r.overwrites) {
+        // Someone else (nova.conf's cpu_allocation_ratio, another tool) owns this host's ratio.
+        this.deps.logger.warn(`prevention: ${o.host}: VCPU ratio rewritten behind our back; no longer written`, {
+          expected: o.expected,
+          found: o.found,
+        });
+        await this.deps.store.audit.record({
+          actor: 'prevention',
+          action: 'ratio.pinned',
+          target: `host:${o.host}`,
+          detail: { aggregate: agg.name, expected: o.expected, found: o.found, reason: o.reason },
+          at,
+        });
+      }
+      out.push({
+        aggregate: agg.name,
+        changes: r.applied.filter((x) => x.outcome === 'written').length,
+        pinned: r.overwrites.length,
+        dryRun,
+      });
+    }
+    return out;
+  }
+
+  /** Retention once an hour; the observe-mode shadow report once a day. */
+  private async housekeeping(): Promise<void> {
+    const now = this.deps.clock.now();
+    const { config, store } = this.deps;
+    if (now - this.lastRetention >= HOUR) {
+      this.lastRetention = now;
+      const days = (ms: number) => ms / DAY;
+      const r = config.retention;
+      await store.retention.purge(
+        {
+          plans: days(r.plansMs),
+          executions: days(r.executionsMs),
+          audit: days(r.auditMs),
+          costSamples: days(r.costSamplesMs),
+          ratioChanges: days(r.ratioChangesMs),
+          dataHealth: days(r.dataHealthMs),
+          // Cooldowns must outlive the longest cooldown; a day beyond it is plenty.
+          cooldowns: days(
+            Math.max(
+              config.defaults.cooldowns.serverMs,
+              ...Object.values(config.aggregates).map((a) => a.cooldowns.serverMs),
+            ) + DAY,
+          ),
+        },
+        new Date(now).toISOString(),
+      );
+    }
+    if (this.lastShadow === 0) this.lastShadow = now;
+    if (now - this.lastShadow >= DAY) {
+      const from = new Date(this.lastShadow).toISOString();
+      const to = new Date(now).toISOString();
+      this.lastShadow = now;
+      await this.shadowReports(from, to);
+    }
+  }
+
+  private async shadowReports(from: string, to: string): Promise<void> {
+    const snap = this.lastSnapshot;
+    if (!snap) return;
+    const { store } = this.deps;
+    for (const agg of this.loop.currentSettings().aggregates) {
+      if (agg.mode !== 'observe') continue;
+      const page = await store.plans.list(
+        { aggregate: agg.name, createdFrom: from, createdBefore: to },
+        { limit: 1000 },
+      );
+      const plans = [];
+      for (const p of [...page.items].reverse()) {
+        const full = await store.plans.get(p.id);
+        const ap = full?.plan.aggregates.find((x) => x.name === agg.name);
+        if (full && ap) plans.push({ at: full.createdAt, plan: ap });
+      }
+      const hosts = new Set(snap.hosts.filter((h) => h.aggregates.includes(agg.name)).map((h) => h.name));
+      const report = shadowReport({
+        aggregate: agg.name,
+        from,
+        to,
+        plans,
+        migrations: snap.migrationHistory ?? [],
+        hosts,
+        imbalanceAtStart: plans[0]?.plan.before.imbalance ?? null,
+        imbalanceAtEnd: plans.at(-1)?.plan.before.imbalance ?? null,
+      });
+      await store.audit.record({
+        actor: 'loop:observe',
+        action: 'shadow.report',
+        target: `aggregate:${agg.name}`,
+        detail: JSON.parse(JSON.stringify(report)),
+        at: to,
+      });
+    }
+  }
+}
