@@ -328,10 +328,13 @@ export class AicerineService {
         });
       for (const o of r.overwrites) {
         // Someone else (nova.conf's cpu_allocation_ratio, another tool) owns this host's ratio.
-        this.deps.logger.warn(`prevention: ${o.host}: VCPU ratio rewritten behind our back; no longer written`, {
-          expected: o.expected,
-          found: o.found,
-        });
+        this.deps.logger.warn(
+          `prevention: ${o.host}: VCPU ratio rewritten behind our back; no longer written`,
+          {
+            expected: o.expected,
+            found: o.found,
+          },
+        );
         await this.deps.store.audit.record({
           actor: 'prevention',
           action: 'ratio.pinned',

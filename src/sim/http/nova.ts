@@ -15,8 +15,8 @@ import {
   type SimServer,
   upperBound,
 } from '../model.js';
-import { deleteServer } from '../server-lifecycle.js';
 import { pauseOrUnpause } from '../pause.js';
+import { deleteServer } from '../server-lifecycle.js';
 import { atLeast, fmt, NOVA_VERSIONS, requestedVersion, type Version } from './microversion.js';
 import {
   aggregateView,
