@@ -34,11 +34,11 @@ export const aggregateName = z
   .max(255, { error: 'expected an aggregate name (1-255 printable characters, no "/")' })
   .refine(printableNoSlash, { error: 'expected an aggregate name (1-255 printable characters, no "/")' });
 
-const limit = z.coerce
-  .number({ error: 'expected an integer' })
-  .int({ error: 'expected an integer' })
-  .min(1)
-  .max(MAX_LIMIT)
+const LIMIT_ERROR = { error: `expected an integer from 1 to ${MAX_LIMIT}` };
+const limit = z
+  .string()
+  .regex(/^\d{1,4}$/, LIMIT_ERROR)
+  .pipe(z.coerce.number<string>().int().min(1, LIMIT_ERROR).max(MAX_LIMIT, LIMIT_ERROR))
   .optional()
   .describe(`rows per page, 1..${MAX_LIMIT} (default 100)`);
 

@@ -85,6 +85,14 @@ export async function buildApi(opts: ApiOptions): Promise<ZodApp> {
 
   app.addHook('onRequest', async (req, reply) => {
     reply.header('X-Request-Id', req.id);
+    const charset = /charset\s*=\s*"?([^";\s]+)/i.exec(req.headers['content-type'] ?? '')?.[1]?.toLowerCase();
+    if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8')
+      throw new ApiError(
+        415,
+        'unsupported-media-type',
+        'headers.content-type: JSON bodies are read as UTF-8 only',
+        'headers.content-type',
+      );
     const action = req.routeOptions.config?.action;
     if (action === undefined) return;
     if (auth.kind === 'none') {
@@ -122,7 +130,8 @@ export async function buildApi(opts: ApiOptions): Promise<ZodApp> {
     req.log.info(
       {
         method: req.method,
-        url: pathForLog(req.url),
+        // A path no route matched may hold anything (a pasted token): only matched ones are logged.
+        url: req.routeOptions.url === undefined ? null : pathForLog(req.url),
         route: req.routeOptions.url ?? null,
         status: reply.statusCode,
         ms: Math.round(reply.elapsedTime * 10) / 10,
