@@ -5,8 +5,13 @@ import { register as registerConfig } from './commands/config.js';
 import { register as registerCosts } from './commands/costs.js';
 import { register as registerCredentials } from './commands/credentials.js';
 import { register as registerDemo } from './commands/demo.js';
+import { register as registerExecutions } from './commands/executions.js';
+import { register as registerPause } from './commands/pause.js';
 import { register as registerPlan } from './commands/plan.js';
+import { register as registerPlans } from './commands/plans.js';
+import { register as registerQuarantine } from './commands/quarantine.js';
 import { register as registerRecord } from './commands/record.js';
+import { register as registerResume } from './commands/resume.js';
 import { register as registerSim } from './commands/sim.js';
 import { register as registerSnapshot } from './commands/snapshot.js';
 
@@ -27,6 +32,11 @@ registerCheck(program);
 registerCredentials(program);
 registerConfig(program);
 registerCosts(program);
+registerPlans(program);
+registerExecutions(program);
+registerQuarantine(program);
+registerPause(program);
+registerResume(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   process.stderr.write(`aicerine: ${err instanceof Error ? err.message : String(err)}\n`);
