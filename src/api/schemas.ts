@@ -286,6 +286,30 @@ export const auditQuery = z.strictObject({
   before: isoTime.optional(),
 });
 
+// ---- ratio changes ----
+export const ratioChange = z
+  .object({
+    id: z.string(),
+    host: z.string(),
+    resourceClass: z.string(),
+    oldRatio: z.number(),
+    newRatio: z.number(),
+    reason: z.string(),
+    generation: z.number().int(),
+    at: z.string(),
+    by: z.string(),
+  })
+  .meta({ id: 'RatioChange' });
+export const ratioChangesQuery = z.strictObject({
+  ...idPageQuery,
+  host: z.string().min(1).max(255).optional(),
+  resourceClass: z
+    .string()
+    .regex(/^[A-Z0-9_]{1,255}$/, { error: 'expected a Placement resource class, e.g. VCPU' })
+    .optional(),
+  since: isoTime.optional(),
+});
+
 // ---- meta ----
 export const healthBody = z.object({
   status: z.enum(['ok', 'degraded']),

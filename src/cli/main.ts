@@ -1,4 +1,6 @@
 import { Command } from 'commander';
+import { register as registerAggregates } from './commands/aggregates.js';
+import { register as registerAudit } from './commands/audit.js';
 import { register as registerCheck } from './commands/check.js';
 import { register as registerCheckPlan } from './commands/check-plan.js';
 import { register as registerConfig } from './commands/config.js';
@@ -14,6 +16,7 @@ import { register as registerRecord } from './commands/record.js';
 import { register as registerResume } from './commands/resume.js';
 import { register as registerSim } from './commands/sim.js';
 import { register as registerSnapshot } from './commands/snapshot.js';
+import { register as registerStatus } from './commands/status.js';
 
 const program = new Command();
 program
@@ -37,6 +40,9 @@ registerExecutions(program);
 registerQuarantine(program);
 registerPause(program);
 registerResume(program);
+registerAggregates(program);
+registerAudit(program);
+registerStatus(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   process.stderr.write(`aicerine: ${err instanceof Error ? err.message : String(err)}\n`);

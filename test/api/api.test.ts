@@ -277,6 +277,30 @@ describe('pauses and aggregates', () => {
   });
 });
 
+describe('ratio changes', () => {
+  it("lists prevention's ratio writes filtered by host and class", async () => {
+    for (const host of ['compute-01', 'compute-02'])
+      await h.store.ratioChanges.record({
+        host,
+        resourceClass: 'VCPU',
+        oldRatio: 4,
+        newRatio: 3,
+        reason: 'contention',
+        generation: 1,
+        at: NOW.toISOString(),
+        by: 'prevention',
+      });
+    const r = await call('GET', '/v1/ratio-changes?host=compute-02&resourceClass=VCPU');
+    expect(r.body).toMatchObject({
+      items: [{ host: 'compute-02', oldRatio: 4, newRatio: 3 }],
+      nextCursor: null,
+    });
+    expect((await call('GET', '/v1/ratio-changes?resourceClass=vcpu')).body.error.field).toBe(
+      'query.resourceClass',
+    );
+  });
+});
+
 describe('bad requests', () => {
   it('names the field and value of an invalid request', async () => {
     const cases: [string, string, unknown, string, unknown][] = [

@@ -49,6 +49,7 @@ async function storeState(): Promise<string> {
 }
 
 const LIST_URLS = [
+  '/v1/ratio-changes',
   '/v1/plans',
   '/v1/executions',
   '/v1/quarantine',
@@ -205,7 +206,12 @@ function requests(): InjectOptions[] {
     payload: 'x'.repeat(70_000),
   });
   // Tokens: missing, unknown, tampered, oversized, odd characters, several at once; on actions.
+  // A real admin token that expired an hour ago.
+  const adminUser = ks.sim.keystone.userByName('admin')!;
+  const project = adminUser.roles.keys().next().value as string;
+  const expired = ks.sim.keystone.issue(adminUser, project, ['password'], Date.now() - 7_200_000);
   const badTokens = [
+    expired.token,
     '',
     ' ',
     'null',

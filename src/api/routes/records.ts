@@ -1,6 +1,14 @@
-// Read-only records: the audit log and the data-health verdicts.
+// Read-only records: the audit log, the data-health verdicts and prevention's ratio changes.
 import type { ApiContext, ZodApp } from '../context.js';
-import { auditEntry, auditQuery, dataHealthPage, dataHealthQuery, page } from '../schemas.js';
+import {
+  auditEntry,
+  auditQuery,
+  dataHealthPage,
+  dataHealthQuery,
+  page,
+  ratioChange,
+  ratioChangesQuery,
+} from '../schemas.js';
 
 export function registerRecords(app: ZodApp, ctx: ApiContext): void {
   app.get(
@@ -37,6 +45,26 @@ export function registerRecords(app: ZodApp, ctx: ApiContext): void {
     async (req) => {
       const { limit, cursor, ...filter } = req.query;
       return ctx.store.dataHealth.list(
+        Object.fromEntries(Object.entries(filter).filter(([, v]) => v !== undefined)),
+        { ...(limit !== undefined ? { limit } : {}), cursor: cursor ?? null },
+      );
+    },
+  );
+
+  app.get(
+    '/v1/ratio-changes',
+    {
+      config: { action: 'read' },
+      schema: {
+        tags: ['prevention'],
+        summary: "Prevention's allocation-ratio writes, newest first, with their reasons",
+        querystring: ratioChangesQuery,
+        response: { 200: page(ratioChange) },
+      },
+    },
+    async (req) => {
+      const { limit, cursor, ...filter } = req.query;
+      return ctx.store.ratioChanges.list(
         Object.fromEntries(Object.entries(filter).filter(([, v]) => v !== undefined)),
         { ...(limit !== undefined ? { limit } : {}), cursor: cursor ?? null },
       );

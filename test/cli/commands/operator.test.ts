@@ -1,15 +1,27 @@
 import { type AddressInfo, createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listenApi } from '../../../src/api/server.js';
+import { register as registerAggregates } from '../../../src/cli/commands/aggregates.js';
+import { register as registerAudit } from '../../../src/cli/commands/audit.js';
 import { register as registerExecutions } from '../../../src/cli/commands/executions.js';
 import { register as registerPause } from '../../../src/cli/commands/pause.js';
 import { register as registerPlans } from '../../../src/cli/commands/plans.js';
 import { register as registerQuarantine } from '../../../src/cli/commands/quarantine.js';
 import { register as registerResume } from '../../../src/cli/commands/resume.js';
+import { register as registerStatus } from '../../../src/cli/commands/status.js';
 import { type Harness, NOW, seedPlan, simKeystone, startApi } from '../../api/harness.js';
 import { runCommand } from '../../fixtures/cli.js';
 
-const registers = [registerPlans, registerExecutions, registerQuarantine, registerPause, registerResume];
+const registers = [
+  registerPlans,
+  registerExecutions,
+  registerQuarantine,
+  registerPause,
+  registerResume,
+  registerAggregates,
+  registerAudit,
+  registerStatus,
+];
 let ks: Awaited<ReturnType<typeof simKeystone>>;
 let h: Harness;
 let url: string;
@@ -107,5 +119,34 @@ describe('operator commands against the API', () => {
       runCommand(registers, ['plans', 'list', '--api', `http://127.0.0.1:${port}`, '--no-auth']),
     ).rejects.toThrow(/cannot be reached \(ECONNREFUSED\): is `aicerine serve` running there\? Set --api/);
     await expect(run('plans', 'list', '--no-auth')).rejects.toThrow(/401 .*check the credentials/);
+  });
+
+  it('shows the aggregates and the audit log', async () => {
+    await h.store.dataHealth.record({
+      aggregate: 'gold',
+      verdict: 'blocked',
+      reasons: ['stale: 400 s'],
+      at: NOW.toISOString(),
+    });
+    const aggs = (await run('aggregates')).out;
+    expect(aggs).toMatch(/^AGGREGATE\s+MODE\s+PAUSED\s+WINDOW\s+DATA\s+PLAN\s+IMBALANCE/);
+    expect(aggs).toMatch(
+      /gold\s+assisted\s+no\s+open\s+blocked: stale: 400 s\s+1 partially-approved \(3 moves\)\s+0\.1000/,
+    );
+    expect(aggs).toMatch(/silver\s+observe\s+no\s+closed\s+-\s+-\s+-/);
+    const audit = (await run('audit', '--action', 'plan.approve')).out;
+    expect(audit).toMatch(/operator:admin\s+plan\.approve\s+plan:1\s+token:/);
+    const page = JSON.parse((await run('audit', '--limit', '1', '--json')).out);
+    expect(page.items).toHaveLength(1);
+    expect((await run('audit', '--limit', '1')).out).toMatch(/more: --cursor \d+\n$/);
+  });
+
+  it('reports the service status', async () => {
+    await run('pause', '--aggregate', 'silver', '--reason', 'rack move');
+    const out = (await run('status')).out;
+    expect(out).toMatch(/^aicerine \d+\.\d+\.\d+ at http:\/\/127\.0\.0\.1:\d+: ok \(store ok\)\n/);
+    expect(out).toContain('service: running');
+    expect(out).toMatch(/ {2}silver: paused by operator:admin at \S+ \(rack move\)/);
+    await run('resume', '--aggregate', 'silver');
   });
 });
