@@ -36,6 +36,12 @@ export interface KeystoneValidatorOptions {
   cacheTtlMs?: number;
   /** Most cached tokens (default 10,000; the oldest go first). */
   cacheSize?: number;
+  /**
+   * How long a token Keystone refused stays refused without asking again (default 10 s), so a
+   * flood of bad tokens does not become a flood of Keystone calls. A refused token never becomes
+   * valid later (a new token is a new string), so this only saves calls.
+   */
+  refusedTtlMs?: number;
   timeoutMs?: number;
   now?: () => number;
 }
@@ -83,8 +89,19 @@ function callerFromToken(body: unknown): Caller | null {
   };
 }
 
+/** Makes room for one more entry by dropping the oldest. */
+function bounded<V>(map: Map<string, V>, size: number): Map<string, V> {
+  if (map.size >= size) {
+    const oldest = map.keys().next().value;
+    if (oldest !== undefined) map.delete(oldest);
+  }
+  return map;
+}
+
 export class KeystoneTokenValidator implements TokenValidator {
   private readonly cache = new Map<string, Cached>();
+  /** Hashes of refused tokens -> when they were refused. */
+  private readonly refused = new Map<string, number>();
   private readonly pending = new Map<string, Promise<Caller | null>>();
   private readonly url: string;
   private readonly ttl: number;
@@ -103,6 +120,11 @@ export class KeystoneTokenValidator implements TokenValidator {
     if (!TOKEN.test(token)) return null;
     const key = createHash('sha256').update(token).digest('base64url');
     const now = this.now();
+    const refusedAt = this.refused.get(key);
+    if (refusedAt !== undefined) {
+      if (now - refusedAt < (this.opts.refusedTtlMs ?? 10_000)) return null;
+      this.refused.delete(key);
+    }
     const hit = this.cache.get(key);
     if (hit !== undefined) {
       if (now < hit.expiresAt && now - hit.checkedAt < this.ttl) return hit.caller;
@@ -125,20 +147,22 @@ export class KeystoneTokenValidator implements TokenValidator {
       if (res.status === 401)
         throw new AuthUnavailableError('Keystone refused the service token used to validate callers (401)');
     }
-    if (res.status === 404 || res.status === 403) return null;
+    if (res.status === 404 || res.status === 403) return this.refuse(key);
     if (res.status !== 200)
       throw new AuthUnavailableError(`Keystone answered ${res.status} to a token validation`);
     const caller = callerFromToken(res.body);
     if (caller === null)
       throw new AuthUnavailableError('Keystone answered a token validation without a token');
     const expiresAt = Date.parse(caller.expiresAt);
-    if (expiresAt <= this.now()) return null;
-    if (this.cache.size >= this.size) {
-      const oldest = this.cache.keys().next().value;
-      if (oldest !== undefined) this.cache.delete(oldest);
-    }
-    this.cache.set(key, { caller, checkedAt: this.now(), expiresAt });
+    if (expiresAt <= this.now()) return this.refuse(key);
+    bounded(this.cache, this.size).set(key, { caller, checkedAt: this.now(), expiresAt });
     return caller;
+  }
+
+  private refuse(key: string): null {
+    this.cache.delete(key);
+    bounded(this.refused, this.size).set(key, this.now());
+    return null;
   }
 
   private async request(

@@ -100,6 +100,12 @@ describe('token cache and revocation', () => {
         now += 21_000;
         expect((await status(h, 'GET', '/v1/plans', token)).status).toBe(401);
         expect(asked).toBe(2);
+        // A refused token stays refused for a while without asking Keystone again.
+        for (let i = 0; i < 5; i++) expect((await status(h, 'GET', '/v1/plans', token)).status).toBe(401);
+        expect(asked).toBe(2);
+        now += 11_000;
+        expect((await status(h, 'GET', '/v1/plans', token)).status).toBe(401);
+        expect(asked).toBe(3);
       } finally {
         globalThis.fetch = real;
       }
