@@ -72,6 +72,46 @@ export const COMMANDS: readonly CommandEntry[] = [
     description: 'run the control loop: record, plan and act per aggregate as configured',
     load: () => import('./commands/serve.js'),
   },
+  {
+    name: 'status',
+    description: 'the service: version, store health and pauses (through its API)',
+    load: () => import('./commands/status.js'),
+  },
+  {
+    name: 'aggregates',
+    description: "the service's aggregates: mode, pause, window, data health, latest plan (through its API)",
+    load: () => import('./commands/aggregates.js'),
+  },
+  {
+    name: 'plans',
+    description: "list, show, approve and reject the service's plans (through its API)",
+    load: () => import('./commands/plans.js'),
+  },
+  {
+    name: 'executions',
+    description: 'list, show and abort executions of plans (through the service API)',
+    load: () => import('./commands/executions.js'),
+  },
+  {
+    name: 'quarantine',
+    description: 'list and release quarantined servers (through the service API)',
+    load: () => import('./commands/quarantine.js'),
+  },
+  {
+    name: 'pause',
+    description: 'stop new migrations, everywhere or in one aggregate (through the service API)',
+    load: () => import('./commands/pause.js'),
+  },
+  {
+    name: 'resume',
+    description: 'lift a pause made with aicerine pause (a pause in the configuration file stays)',
+    load: () => import('./commands/resume.js'),
+  },
+  {
+    name: 'audit',
+    description: 'the audit log, newest first (through the service API)',
+    load: () => import('./commands/audit.js'),
+  },
 ];
 
 export function describeCommand(name: string): string {

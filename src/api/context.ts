@@ -1,0 +1,50 @@
+// What every route handler gets: the store, the configuration, the service's control port, the
+// clock, and who is calling.
+import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
+import type { ServiceConfig } from '../config/types.js';
+import type { Store } from '../store/store.js';
+import type { ServiceControl } from './control.js';
+import type { Caller } from './keystone.js';
+import type { ApiAction } from './policy.js';
+
+export interface ApiContext {
+  store: Store;
+  config: ServiceConfig;
+  control: ServiceControl;
+  now: () => Date;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The policy action a route needs; absent: open (health, version, OpenAPI, metrics). */
+    action?: ApiAction;
+  }
+  interface FastifyRequest {
+    caller: Caller | null;
+  }
+}
+
+/** The audit log's actor and credential for the request's caller. */
+export function actorOf(request: FastifyRequest): { actor: string; credential: string } {
+  const c = request.caller;
+  if (c === null) throw new Error('an action reached its handler without a caller');
+  return { actor: `operator:${c.userName}`, credential: c.credential };
+}
+
+export type Log = FastifyBaseLogger;
+
+import type {
+  FastifyInstance,
+  RawReplyDefaultExpression,
+  RawRequestDefaultExpression,
+  RawServerDefault,
+} from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+
+export type ZodApp = FastifyInstance<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  FastifyBaseLogger,
+  ZodTypeProvider
+>;

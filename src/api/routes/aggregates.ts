@@ -1,0 +1,80 @@
+// Aggregates as the loop sees them: mode and pauses from the configuration and the control port,
+// the window state, the latest data-health verdict and plan, and the imbalance the latest plan
+// started from.
+import { windowState } from '../../config/windows.js';
+import type { ApiContext, ZodApp } from '../context.js';
+import { notFound } from '../errors.js';
+import { aggregateParams, aggregatesQuery, aggregateView, errorBody, page } from '../schemas.js';
+
+export function registerAggregates(app: ZodApp, ctx: ApiContext): void {
+  async function view(name: string) {
+    const agg = ctx.config.aggregates[name]!;
+    const pauses = await ctx.control.pauses();
+    const now = ctx.now();
+    const w = windowState(agg.windows, now);
+    const latest = (await ctx.store.plans.list({ aggregate: name }, { limit: 1 })).items[0] ?? null;
+    const stored = latest === null ? null : await ctx.store.plans.get(latest.id);
+    const before = stored?.plan.aggregates.find((a) => a.name === name)?.before ?? null;
+    return {
+      name,
+      mode: agg.mode,
+      paused:
+        ctx.config.paused || agg.paused || pauses.global !== null || pauses.aggregates[name] !== undefined,
+      window: {
+        open: w.open,
+        closesAt: w.open ? (w.closesAt?.toISOString() ?? null) : null,
+        nextOpensAt: w.nextOpensAt?.toISOString() ?? null,
+      },
+      dataHealth: await ctx.store.dataHealth.latest(name),
+      latestPlan: latest,
+      imbalance:
+        before === null || stored === null
+          ? null
+          : { overall: before.imbalance, dimensions: before.dimensions, asOf: stored.snapshotTakenAt },
+    };
+  }
+
+  app.get(
+    '/v1/aggregates',
+    {
+      config: { action: 'read' },
+      schema: {
+        tags: ['aggregates'],
+        summary: 'The configured aggregates, by name',
+        querystring: aggregatesQuery,
+        response: { 200: page(aggregateView) },
+      },
+    },
+    async (req) => {
+      const limit = req.query.limit ?? 100;
+      const after = req.query.cursor;
+      const names = Object.keys(ctx.config.aggregates)
+        .sort()
+        .filter((n) => after === undefined || n > after);
+      const kept = names.slice(0, limit);
+      return {
+        items: await Promise.all(kept.map(view)),
+        nextCursor: names.length > limit ? kept[kept.length - 1]! : null,
+      };
+    },
+  );
+
+  app.get(
+    '/v1/aggregates/:name',
+    {
+      config: { action: 'read' },
+      schema: {
+        tags: ['aggregates'],
+        summary: 'One configured aggregate',
+        params: aggregateParams,
+        response: { 200: aggregateView, 404: errorBody },
+      },
+    },
+    async (req) => {
+      const { name } = req.params;
+      if (ctx.config.aggregates[name] === undefined)
+        throw notFound(`aggregate ${name} (not in the configuration)`, 'params.name', name);
+      return view(name);
+    },
+  );
+}

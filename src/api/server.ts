@@ -1,0 +1,213 @@
+// The REST API: buildApi() assembles it on the store, the configuration, the service's control
+// port and the Keystone validator; listenApi() binds it (the no-auth mode to loopback only).
+import { randomUUID } from 'node:crypto';
+import { isIP } from 'node:net';
+import fastifySwagger from '@fastify/swagger';
+import Fastify, { type FastifyBaseLogger, LogController } from 'fastify';
+import {
+  jsonSchemaTransform,
+  jsonSchemaTransformObject,
+  serializerCompiler,
+  validatorCompiler,
+  type ZodTypeProvider,
+} from 'fastify-type-provider-zod';
+import type { ServiceConfig } from '../config/types.js';
+import type { Store } from '../store/store.js';
+import type { ApiContext, ZodApp } from './context.js';
+import type { ServiceControl } from './control.js';
+import { ApiError, sendError, toApiError } from './errors.js';
+import type { Caller, TokenValidator } from './keystone.js';
+import { type ApiLogger, createApiLogger, pathForLog } from './logger.js';
+import type { ApiMetrics } from './metrics.js';
+import { type ApiPolicy, allows, DEFAULT_API_POLICY } from './policy.js';
+import { registerAggregates } from './routes/aggregates.js';
+import { registerExecutions } from './routes/executions.js';
+import { API_VERSION, registerMeta } from './routes/meta.js';
+import { registerPauses } from './routes/pauses.js';
+import { registerPlans } from './routes/plans.js';
+import { registerQuarantine } from './routes/quarantine.js';
+import { registerRecords } from './routes/records.js';
+
+export type ApiAuth =
+  | { kind: 'keystone'; validator: TokenValidator; policy?: ApiPolicy }
+  /** Everyone is admin: for the demo, and only ever bound to loopback (listenApi refuses otherwise). */
+  | { kind: 'none' };
+
+export interface ApiOptions {
+  store: Store;
+  config: ServiceConfig;
+  control: ServiceControl;
+  auth: ApiAuth;
+  logger?: ApiLogger;
+  metrics?: ApiMetrics;
+  now?: () => Date;
+  /** Largest request body in bytes (default 64 KiB). */
+  bodyLimit?: number;
+}
+
+const NO_AUTH_CALLER: Caller = {
+  userId: 'local',
+  userName: 'local',
+  projectId: null,
+  projectName: null,
+  roles: ['admin'],
+  credential: 'none (no-auth loopback mode)',
+  expiresAt: '9999-12-31T23:59:59.000Z',
+};
+
+const TOKEN_FIELD = 'headers.x-auth-token';
+
+export async function buildApi(opts: ApiOptions): Promise<ZodApp> {
+  const logger = opts.logger ?? createApiLogger({ level: 'silent' });
+  const app = Fastify({
+    loggerInstance: logger as FastifyBaseLogger,
+    // One line per request comes from the onResponse hook below, with the fields we choose.
+    logController: new LogController({ disableRequestLogging: true }),
+    genReqId: () => randomUUID(),
+    bodyLimit: opts.bodyLimit ?? 64 * 1024,
+    return503OnClosing: true,
+    frameworkErrors: (err, req, reply) => {
+      sendError(reply, toApiError(err, req));
+    },
+  }).withTypeProvider<ZodTypeProvider>();
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  app.decorateRequest('caller', null);
+
+  const ctx: ApiContext = {
+    store: opts.store,
+    config: opts.config,
+    control: opts.control,
+    now: opts.now ?? (() => new Date()),
+  };
+  const auth = opts.auth;
+  const policy = auth.kind === 'keystone' ? (auth.policy ?? DEFAULT_API_POLICY) : DEFAULT_API_POLICY;
+
+  app.addHook('onRequest', async (req, reply) => {
+    reply.header('X-Request-Id', req.id);
+    const charset = /charset\s*=\s*"?([^";\s]+)/i.exec(req.headers['content-type'] ?? '')?.[1]?.toLowerCase();
+    if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8')
+      throw new ApiError(
+        415,
+        'unsupported-media-type',
+        'headers.content-type: JSON bodies are read as UTF-8 only',
+        'headers.content-type',
+      );
+    const action = req.routeOptions.config?.action;
+    if (action === undefined) return;
+    if (auth.kind === 'none') {
+      req.caller = NO_AUTH_CALLER;
+      return;
+    }
+    const token = req.headers['x-auth-token'];
+    if (typeof token !== 'string' || token === '')
+      throw new ApiError(
+        401,
+        'unauthenticated',
+        `${TOKEN_FIELD}: missing: send a Keystone token`,
+        TOKEN_FIELD,
+      );
+    const caller = await auth.validator.validate(token);
+    if (caller === null)
+      throw new ApiError(
+        401,
+        'unauthenticated',
+        `${TOKEN_FIELD}: Keystone does not accept this token (invalid, expired or revoked)`,
+        TOKEN_FIELD,
+      );
+    if (!allows(policy, action, caller.roles))
+      throw new ApiError(
+        403,
+        'forbidden',
+        `${action} needs one of the roles ${policy[action].join(', ')}; the token of ${caller.userName} has ${caller.roles.join(', ') || 'none'}`,
+      );
+    req.caller = caller;
+  });
+
+  app.addHook('onResponse', async (req, reply) => {
+    const seconds = reply.elapsedTime / 1000;
+    opts.metrics?.observeRequest(req.method, req.routeOptions.url ?? 'unmatched', reply.statusCode, seconds);
+    req.log.info(
+      {
+        method: req.method,
+        // A path no route matched may hold anything (a pasted token): only matched ones are logged.
+        url: req.routeOptions.url === undefined ? null : pathForLog(req.url),
+        route: req.routeOptions.url ?? null,
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime * 10) / 10,
+        user: req.caller?.userName ?? null,
+      },
+      'request',
+    );
+  });
+
+  app.setErrorHandler((err, req, reply) => {
+    const e = toApiError(err, req);
+    if (e.status >= 500) req.log.error({ err }, 'request failed');
+    return sendError(reply, e);
+  });
+  app.setNotFoundHandler((req, reply) =>
+    sendError(
+      reply,
+      new ApiError(404, 'not-found', `no endpoint ${req.method} ${pathForLog(req.url).split('?')[0]}`, 'url'),
+    ),
+  );
+
+  await app.register(fastifySwagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Aicerine API',
+        version: API_VERSION,
+        description:
+          'Plans, executions, quarantine, pauses and the audit log of an Aicerine service (docs/api.md).',
+      },
+      components: {
+        securitySchemes: { keystone: { type: 'apiKey', in: 'header', name: 'X-Auth-Token' } },
+      },
+      security: [{ keystone: [] }],
+    },
+    transform: jsonSchemaTransform,
+    transformObject: jsonSchemaTransformObject,
+  });
+
+  registerMeta(app, ctx);
+  registerAggregates(app, ctx);
+  registerPlans(app, ctx);
+  registerExecutions(app, ctx);
+  registerQuarantine(app, ctx);
+  registerPauses(app, ctx);
+  registerRecords(app, ctx);
+  if (opts.metrics !== undefined) opts.metrics.register(app, ctx);
+
+  app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  return app;
+}
+
+export interface ListenOptions {
+  host: string;
+  port: number;
+  /** The API was built with auth none: refused unless host is a loopback address. */
+  noAuth: boolean;
+}
+
+export function isLoopback(host: string): boolean {
+  if (host === 'localhost') return true;
+  if (isIP(host) === 4) return host.startsWith('127.');
+  if (isIP(host) === 6) return host === '::1';
+  return false;
+}
+
+/** Binds the API; returns its URL. */
+export async function listenApi(app: ZodApp, opts: ListenOptions): Promise<string> {
+  if (opts.noAuth) {
+    if (!isLoopback(opts.host))
+      throw new Error(
+        `the API without authentication binds to loopback only (127.0.0.1, ::1, localhost), not ${opts.host}`,
+      );
+    app.log.warn(
+      `NO AUTHENTICATION: the API on ${opts.host}:${opts.port} lets anyone on this machine approve plans, abort executions and pause the service; for demos only`,
+    );
+  }
+  return app.listen({ host: opts.host, port: opts.port });
+}

@@ -1,0 +1,216 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { StoreServiceControl } from '../../src/api/control.js';
+import { KeystoneTokenValidator } from '../../src/api/keystone.js';
+import { createApiLogger } from '../../src/api/logger.js';
+import { DEFAULT_API_POLICY, loadApiPolicy, OPERATOR_ROLE, parseApiPolicy } from '../../src/api/policy.js';
+import { buildApi, listenApi } from '../../src/api/server.js';
+import { InputError } from '../../src/errors.js';
+import { openStore } from '../../src/store/index.js';
+import { type Harness, seedPlan, simKeystone, startApi, testConfig } from './harness.js';
+
+async function status(h: Harness, method: 'GET' | 'POST', url: string, token?: string) {
+  const res = await h.app.inject({
+    method,
+    url,
+    headers: token === undefined ? {} : { 'x-auth-token': token },
+  });
+  return {
+    status: res.statusCode,
+    error: (res.json() as { error?: { message: string; field?: string } }).error,
+  };
+}
+
+describe('Keystone auth against the simulator', () => {
+  let ks: Awaited<ReturnType<typeof simKeystone>>;
+  let h: Harness;
+  beforeAll(async () => {
+    ks = await simKeystone();
+    h = await startApi({ kind: 'keystone', validator: ks.validator });
+  });
+  afterAll(async () => {
+    await h.close();
+    await ks.sim.close();
+  });
+
+  it('answers 401 without a token or with one Keystone does not know, naming the header', async () => {
+    for (const token of [undefined, '', 'gAAAAAnot-a-real-token', 'bad\u00e9token']) {
+      const r = await status(h, 'GET', '/v1/plans', token);
+      expect(r.status, String(token)).toBe(401);
+      expect(r.error?.field).toBe('headers.x-auth-token');
+    }
+  });
+
+  it('maps roles to actions: reader reads, member reads, operator acts, admin configures', async () => {
+    const plan = await seedPlan(h.store, 'gold', 2);
+    const reader = await ks.tokenWithRoles(['reader']);
+    const member = await ks.tokenWithRoles(['member']);
+    const operator = await ks.tokenWithRoles([OPERATOR_ROLE]);
+    const nobody = await ks.tokenWithRoles(['some-other-role']);
+    expect((await status(h, 'GET', '/v1/plans', reader)).status).toBe(200);
+    expect((await status(h, 'GET', '/v1/plans', member)).status).toBe(200);
+    expect((await status(h, 'GET', '/v1/plans', nobody)).status).toBe(403);
+    for (const token of [reader, member]) {
+      const r = await status(h, 'POST', `/v1/plans/${plan.id}/approve`, token);
+      expect(r.status).toBe(403);
+      expect(r.error?.message).toMatch(/plan.approve needs one of the roles admin, aicerine-operator/);
+      expect((await status(h, 'POST', '/v1/pause', token)).status).toBe(403);
+      expect((await status(h, 'POST', '/v1/executions/x/abort', token)).status).toBe(403);
+      expect((await status(h, 'POST', '/v1/quarantine/s1/release', token)).status).toBe(403);
+    }
+    expect((await status(h, 'POST', `/v1/plans/${plan.id}/approve`, operator)).status).toBe(200);
+    expect((await status(h, 'POST', '/v1/pause', operator)).status).toBe(200);
+    expect((await status(h, 'POST', '/v1/resume', operator)).status).toBe(200);
+    expect((await status(h, 'GET', '/v1/config', operator)).status).toBe(403);
+    expect((await status(h, 'GET', '/v1/config', await ks.adminToken())).status).toBe(200);
+    // Nothing was written by the refused requests.
+    const actions = (await h.store.audit.list()).items.map((e) => e.action);
+    expect(actions).toEqual(['resume', 'pause', 'plan.approve']);
+  });
+
+  it('leaves health, version, OpenAPI and unknown paths open', async () => {
+    for (const url of ['/v1/health', '/v1/version', '/v1/openapi.json'])
+      expect((await status(h, 'GET', url)).status).toBe(200);
+    expect((await status(h, 'GET', '/v1/nothing')).status).toBe(404);
+  });
+});
+
+describe('token cache and revocation', () => {
+  it('caches a validation for the TTL, then honours a revocation', async () => {
+    let now = Date.now();
+    const ks = await simKeystone({ cacheTtlMs: 30_000, now: () => now });
+    try {
+      const h = await startApi({ kind: 'keystone', validator: ks.validator });
+      const token = await ks.tokenWithRoles(['reader']);
+      let asked = 0;
+      const real = globalThis.fetch;
+      globalThis.fetch = ((...args: Parameters<typeof fetch>) => {
+        asked++;
+        return real(...args);
+      }) as typeof fetch;
+      try {
+        expect((await status(h, 'GET', '/v1/plans', token)).status).toBe(200);
+        expect((await status(h, 'GET', '/v1/plans', token)).status).toBe(200);
+        expect(asked).toBe(1);
+        ks.sim.keystone.tokens.delete(token); // revoked in Keystone
+        now += 10_000;
+        expect((await status(h, 'GET', '/v1/plans', token)).status).toBe(200); // still cached
+        now += 21_000;
+        expect((await status(h, 'GET', '/v1/plans', token)).status).toBe(401);
+        expect(asked).toBe(2);
+        // A refused token stays refused for a while without asking Keystone again.
+        for (let i = 0; i < 5; i++) expect((await status(h, 'GET', '/v1/plans', token)).status).toBe(401);
+        expect(asked).toBe(2);
+        now += 11_000;
+        expect((await status(h, 'GET', '/v1/plans', token)).status).toBe(401);
+        expect(asked).toBe(3);
+      } finally {
+        globalThis.fetch = real;
+      }
+      await h.close();
+    } finally {
+      await ks.sim.close();
+    }
+  });
+
+  it('never trusts a cached validation past the token expiry', async () => {
+    let now = Date.now();
+    const ks = await simKeystone({ cacheTtlMs: 3_600_000, now: () => now });
+    try {
+      const token = await ks.tokenWithRoles(['reader']);
+      const info = ks.sim.keystone.tokens.get(token)!;
+      expect(await ks.validator.validate(token)).toMatchObject({ roles: ['reader'] });
+      now = info.expiresMs + 1;
+      info.expiresMs = Date.now() - 1; // Keystone agrees it expired
+      expect(await ks.validator.validate(token)).toBeNull();
+    } finally {
+      await ks.sim.close();
+    }
+  });
+
+  it('answers 503 when Keystone cannot be reached, and 401 when it refuses the service token twice', async () => {
+    const down = new KeystoneTokenValidator({
+      identityUrl: 'http://127.0.0.1:9/identity',
+      serviceToken: async () => 'x',
+      timeoutMs: 2000,
+    });
+    const h = await startApi({ kind: 'keystone', validator: down });
+    const r = await status(h, 'GET', '/v1/plans', 'some-token');
+    expect(r.status).toBe(503);
+    expect(r.error?.message).toMatch(/cannot be reached/);
+    await h.close();
+    const ks = await simKeystone();
+    try {
+      let invalidated = 0;
+      const refused = new KeystoneTokenValidator({
+        identityUrl: ks.sim.authUrl,
+        serviceToken: async () => 'not-a-service-token',
+        invalidateServiceToken: () => invalidated++,
+      });
+      await expect(refused.validate(await ks.adminToken())).rejects.toThrow(/refused the service token/);
+      expect(invalidated).toBe(1);
+    } finally {
+      await ks.sim.close();
+    }
+  });
+});
+
+describe('the policy file', () => {
+  it('replaces the roles of the actions it names and refuses unknown actions with their name', async () => {
+    const policy = parseApiPolicy({ 'plan.approve': ['cloud-operator'] });
+    expect(policy['plan.approve']).toEqual(['cloud-operator']);
+    expect(policy.read).toEqual(DEFAULT_API_POLICY.read);
+    expect(() => parseApiPolicy({ 'plan.aprove': ['x'] }, 'policy.yaml')).toThrow(InputError);
+    expect(() => parseApiPolicy({ 'plan.aprove': ['x'] }, 'policy.yaml')).toThrow(/plan.aprove/);
+    expect(() => parseApiPolicy({ read: 'reader' }, 'policy.yaml')).toThrow(/policy.yaml: read/);
+    const dir = await mkdtemp(join(tmpdir(), 'aic-policy-'));
+    await writeFile(join(dir, 'api-policy.yaml'), 'pause: [night-shift]\nresume: [night-shift]\n');
+    expect((await loadApiPolicy(join(dir, 'api-policy.yaml'))).pause).toEqual(['night-shift']);
+  });
+
+  it('applies a policy given to the API', async () => {
+    const ks = await simKeystone();
+    const store = await openStore({ kind: 'sqlite', path: ':memory:' });
+    const app = await buildApi({
+      store,
+      config: await testConfig(),
+      control: new StoreServiceControl(store),
+      auth: { kind: 'keystone', validator: ks.validator, policy: parseApiPolicy({ pause: ['night-shift'] }) },
+    });
+    try {
+      const shift = await ks.tokenWithRoles(['night-shift']);
+      const ok = await app.inject({ method: 'POST', url: '/v1/pause', headers: { 'x-auth-token': shift } });
+      expect(ok.statusCode).toBe(200);
+      const admin = await ks.adminToken();
+      const no = await app.inject({ method: 'POST', url: '/v1/pause', headers: { 'x-auth-token': admin } });
+      expect(no.statusCode).toBe(403);
+    } finally {
+      await app.close();
+      await store.close();
+      await ks.sim.close();
+    }
+  });
+});
+
+describe('the no-auth mode', () => {
+  it('binds to loopback only and says so loudly', async () => {
+    const lines: string[] = [];
+    const logger = createApiLogger({ destination: { write: (l: string) => lines.push(l) } });
+    const h = await startApi({ kind: 'none' }, { logger });
+    await expect(listenApi(h.app, { host: '0.0.0.0', port: 0, noAuth: true })).rejects.toThrow(
+      /loopback only/,
+    );
+    const url = await listenApi(h.app, { host: '127.0.0.1', port: 0, noAuth: true });
+    expect(lines.join('')).toMatch(/NO AUTHENTICATION/);
+    const res = await fetch(`${url}/v1/pause`, { method: 'POST' });
+    expect(res.status).toBe(200);
+    const audit = await h.store.audit.list();
+    expect(audit.items[0]).toMatchObject({
+      actor: 'operator:local',
+      credential: 'none (no-auth loopback mode)',
+    });
+    await h.close();
+  });
+});

@@ -1,0 +1,111 @@
+// An API on a fresh in-memory store with a small configuration, and the simulator's Keystone to
+// validate tokens against (real HTTP, the same GET /v3/auth/tokens a real Keystone answers).
+
+import type { ZodApp } from '../../src/api/context.js';
+import { StoreServiceControl } from '../../src/api/control.js';
+import { KeystoneTokenValidator } from '../../src/api/keystone.js';
+import type { ApiLogger } from '../../src/api/logger.js';
+import type { ApiMetrics } from '../../src/api/metrics.js';
+import { type ApiAuth, buildApi } from '../../src/api/server.js';
+import { parseServiceConfig } from '../../src/config/load.js';
+import type { ServiceConfig } from '../../src/config/types.js';
+import type { SimServerHandle } from '../../src/sim/http/server.js';
+import { openStore, type Store } from '../../src/store/index.js';
+import { host, snapshot } from '../sim/fixtures.js';
+import { adminToken, startFrozen } from '../sim/http/helpers.js';
+
+export const NOW = new Date('2026-11-30T12:00:00.000Z');
+
+export async function testConfig(): Promise<ServiceConfig> {
+  const { config } = await parseServiceConfig(
+    {
+      openstack: { actuator: { cloud: 'lab' } },
+      aggregates: {
+        gold: { mode: 'assisted', windows: ['Mon-Sun 00:00 - 24:00 UTC'] },
+        silver: { mode: 'observe' },
+      },
+    },
+    { baseDir: '/' },
+  );
+  return config;
+}
+
+export interface Harness {
+  app: ZodApp;
+  store: Store;
+  control: StoreServiceControl;
+  config: ServiceConfig;
+  close(): Promise<void>;
+}
+
+export async function startApi(
+  auth: ApiAuth,
+  extra: { logger?: ApiLogger; metrics?: ApiMetrics } = {},
+): Promise<Harness> {
+  const store = await openStore({ kind: 'sqlite', path: ':memory:' });
+  const config = await testConfig();
+  const control = new StoreServiceControl(store, () => NOW);
+  const app = await buildApi({ store, config, control, auth, now: () => NOW, ...extra });
+  return {
+    app,
+    store,
+    control,
+    config,
+    async close() {
+      await app.close();
+      await store.close();
+    },
+  };
+}
+
+export interface SimKeystone {
+  sim: SimServerHandle;
+  validator: KeystoneTokenValidator;
+  /** A token of a user with exactly these roles (a user made for it in the simulator). */
+  tokenWithRoles(roles: string[]): Promise<string>;
+  adminToken(): Promise<string>;
+}
+
+let users = 0;
+
+export async function simKeystone(
+  opts: { cacheTtlMs?: number; now?: () => number } = {},
+): Promise<SimKeystone> {
+  const sim = await startFrozen(snapshot([host('compute-01')], []));
+  const service = await adminToken(sim);
+  const validator = new KeystoneTokenValidator({
+    identityUrl: sim.authUrl,
+    serviceToken: async () => service,
+    ...opts,
+  });
+  return {
+    sim,
+    validator,
+    adminToken: () => adminToken(sim),
+    async tokenWithRoles(roles) {
+      const ks = sim.keystone;
+      const admin = ks.userByName('admin')!;
+      const project = admin.roles.keys().next().value as string;
+      const name = `user-${++users}`;
+      const user = { id: `uid-${name}`, name, password: 'pw', roles: new Map([[project, roles]]) };
+      ks.users.set(user.id, user);
+      return ks.issue(user, project, ['password'], Date.now()).token;
+    },
+  };
+}
+
+export async function seedPlan(
+  store: Store,
+  aggregate: string,
+  moves: number,
+  expiresAt: string | null = null,
+) {
+  const { planFor } = await import('../store/fixtures/plan.js');
+  return store.plans.create({
+    aggregate,
+    mode: 'assisted',
+    plan: planFor(aggregate, moves),
+    createdAt: '2026-11-30T11:59:30.000Z',
+    expiresAt,
+  });
+}
