@@ -77,7 +77,11 @@ export class AicerineService {
 
   constructor(private readonly deps: ServiceDeps) {
     const { config, store, clock, logger } = deps;
-    this.recorderReader = new RecorderCloudReader(new IncrementalRecorder(deps.reader, deps.recorder ?? {}));
+    // The recorder dates snapshots and its changes-since on the service's clock, the one the
+    // data-health gate judges them by (a virtual clock in replays, the wall clock in production).
+    this.recorderReader = new RecorderCloudReader(
+      new IncrementalRecorder(deps.reader, { now: () => new Date(clock.now()), ...deps.recorder }),
+    );
     const reader: CloudReader = { read: () => this.read() };
     const settings = resolveExecutorSettings(executorSettings(config));
     const executor = new Executor({
