@@ -53,7 +53,9 @@ console.log(
   `moves: started ${r.moves.started}, completed ${r.moves.completed}, failed ${r.moves.failed} (aborted ${r.moves.aborted}), skipped by pre-flight ${r.moves.skipped}, emergency ${r.moves.emergency}`,
 );
 console.log(`servers moved more than once: ${r.serversMovedMoreThanOnce}`);
-console.log(`moves back to a host left within the cooldown: ${r.movesBackWithinCooldown.length}`);
+console.log(
+  `moves back to a host left within the cooldown: ${r.movesBackWithinCooldown.length} (back to a host left earlier, after the cooldown: ${r.movesBackEver})`,
+);
 console.log(
   `accounting: ${r.accounting.novaMigrations} Nova migrations (${r.accounting.novaCompleted} completed), unrecorded ${r.accounting.unrecorded.length}, recorded twice ${r.accounting.recordedTwice.length}, mismatches ${r.accounting.stateMismatches.length}`,
 );

@@ -101,8 +101,20 @@ await service.stop();
 await store.close();
 rmSync(dir, { recursive: true, force: true });
 
-const steady = rows.slice(1).sort((a, b) => a.seconds - b.seconds);
-const median = steady[steady.length >> 1];
+const steady = rows.slice(1);
+const mid = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+const median =
+  steady.length === 0
+    ? undefined
+    : {
+        calls: mid(steady.map((r) => r.calls)),
+        seconds: mid(steady.map((r) => r.seconds)),
+        recordSeconds: mid(steady.map((r) => r.recordSeconds)),
+      };
 console.log(`\n${hosts} hosts / ${servers} servers, ${withPrometheus ? 'with' : 'without'} Prometheus`);
 console.log('| cycle | calls | seconds | record | plan, check, store |');
 console.log('|---|---|---|---|---|');

@@ -104,6 +104,8 @@ export interface ReplayReport {
   serversMovedMoreThanOnce: number;
   /** Moves of a server back to a host it left less than the server cooldown earlier: must be 0. */
   movesBackWithinCooldown: MoveBack[];
+  /** Moves back to a host the server left at any earlier time (after its cooldown: allowed). */
+  movesBackEver: number;
   /** Every store move with a Nova migration id matches one simulated migration and vice versa. */
   accounting: {
     novaMigrations: number;
@@ -363,6 +365,7 @@ export async function runReplay(opts: ReplayOptions): Promise<ReplayRun> {
       },
       serversMovedMoreThanOnce: [...perServer.values()].filter((n) => n > 1).length,
       movesBackWithinCooldown: movesBack(done, cooldownOf),
+      movesBackEver: movesBack(done, () => Number.POSITIVE_INFINITY).length,
       accounting: accountFor(moves, migrations),
       imbalance,
       faults: { injected: faultRules.reduce((n, r) => n + r.hits, 0), byRule: faultRules },
