@@ -12,6 +12,7 @@ import { importVmr2l } from '../dist/snapshot/import-vmr2l.js';
 import { synthesizeSnapshot } from '../dist/snapshot/synth.js';
 import { packLowerBound, spreadLowerBound } from './bounds.mjs';
 import { exactPackHosts, exactSpreadMoves } from './exact.mjs';
+import { qualityTable } from './quality.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const VMR2L = join(root, '..', 'shared', 'traces', 'vmr2l-bytedance', 'json_stream_c1_2022-03-28+32c.json');
@@ -63,7 +64,7 @@ function median(xs) {
 const only = process.argv[2];
 console.log(`node ${process.version}, ${new Date().toISOString()}`);
 console.log(
-  'case | mode | hosts | servers | median ms | moves | waves | imbalance before -> after | lower bound | exact | peak RSS MiB | checker',
+  'case | mode | hosts | servers | median ms (cpu ms) | moves | waves | imbalance before -> after | lower bound | exact | peak RSS MiB | checker',
 );
 for (const c of cases) {
   if (only && !c.name.includes(only)) continue;
@@ -82,11 +83,14 @@ for (const c of cases) {
     policy.mode = mode;
     policy.budget.maxMoves = c.maxMoves;
     const times = [];
+    const cpu = [];
     let plan;
     for (let i = 0; i < c.runs; i++) {
       const t = performance.now();
+      const c0 = process.cpuUsage();
       plan = planSnapshot(snapshot, policy);
       times.push(performance.now() - t);
+      cpu.push(process.cpuUsage(c0).user / 1000);
     }
     const moves = plan.aggregates.flatMap((a) => a.moves);
     const waves = plan.aggregates.reduce((n, a) => n + new Set(a.moves.map((m) => m.wave)).size, 0);
@@ -107,10 +111,13 @@ for (const c of cases) {
     const check = checkPlan(snapshot, plan, { dimensions: policy.dimensions });
     const rss = Math.round(process.memoryUsage().rss / 1048576);
     console.log(
-      `${c.name} | ${mode} | ${snapshot.hosts.length} | ${snapshot.servers.length} | ${median(times).toFixed(0)} | ${moves.length} | ${waves} | ${before.toFixed(4)} -> ${after.toFixed(4)} | ${bound} | ${exact} | ${rss} | ${check.ok ? 'ok' : `${check.violations.length} violations`}`,
+      `${c.name} | ${mode} | ${snapshot.hosts.length} | ${snapshot.servers.length} | ${median(times).toFixed(0)} (${median(cpu).toFixed(0)}) | ${moves.length} | ${waves} | ${before.toFixed(4)} -> ${after.toFixed(4)} | ${bound} | ${exact} | ${rss} | ${check.ok ? 'ok' : `${check.violations.length} violations`}`,
     );
   }
 }
+
+if (!only || only === 'quality') await qualityTable(root);
+else await qualityTable(root, only);
 
 /** Imbalance averaged over aggregates, weighted by their host counts. */
 function weighted(plan, key) {

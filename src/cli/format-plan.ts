@@ -8,11 +8,15 @@ export function formatPlan(plan: Plan, opts: { maxMovesShown?: number } = {}): s
   out.push(
     `Plan (${plan.mode}) for the snapshot of ${plan.snapshotTakenAt}: ${count(total, 'move')} in ${count(plan.aggregates.length, 'aggregate')}, planned in ${plan.stats.planningMs} ms`,
   );
-  for (const agg of plan.aggregates) out.push('', ...formatAggregate(agg, opts.maxMovesShown ?? 200));
+  for (const agg of plan.aggregates)
+    out.push(
+      '',
+      ...formatAggregate(agg, opts.maxMovesShown ?? 200, plan.stats[`imbalanceLowerBound:${agg.name}`]),
+    );
   return `${out.join('\n')}\n`;
 }
 
-function formatAggregate(agg: AggregatePlan, maxShown: number): string[] {
+function formatAggregate(agg: AggregatePlan, maxShown: number, bound: number | undefined): string[] {
   const lines: string[] = [];
   const waves = new Set(agg.moves.map((m) => m.wave)).size;
   const seconds = agg.moves.reduce((s, m) => s + m.estimatedSeconds, 0);
@@ -35,6 +39,10 @@ function formatAggregate(agg: AggregatePlan, maxShown: number): string[] {
     ]);
   }
   lines.push(...table(rows).map((l) => `  ${l}`));
+  if (bound !== undefined && Object.keys(agg.before.dimensions).length > 0)
+    lines.push(`  ${gapNote(agg, bound)}`);
+  const rose = balanceCostNote(agg);
+  if (rose) lines.push(`  ${rose}`);
   if (agg.moves.length > 0) {
     const moveRows: string[][] = [['step', 'wave', 'phase', 'server', 'from', 'to', 'est.s', 'reason']];
     for (const m of agg.moves.slice(0, maxShown)) {
@@ -63,6 +71,39 @@ function formatAggregate(agg: AggregatePlan, maxShown: number): string[] {
 /** "1 move", "2 moves", "0 moves". */
 export function count(n: number, noun: string): string {
   return `${n} ${noun}${n === 1 ? '' : 's'}`;
+}
+
+/** The plan against the lower bound for its number of moves (docs/planner.md, "The gap"). */
+function gapNote(agg: AggregatePlan, bound: number): string {
+  const n = agg.moves.length;
+  const moves = count(n, 'move');
+  if (bound <= 0)
+    return `gap: no useful lower bound with ${moves} (they could change nearly every host); after ${agg.after.imbalance.toFixed(4)}`;
+  const pctAbove = ((agg.after.imbalance - bound) / bound) * 100;
+  return `gap: within ${pctAbove.toFixed(1)}% of the best possible with ${moves} (no plan of ${moves} goes below ${bound.toFixed(4)})`;
+}
+
+const PHASE_WORDS: Record<string, string> = {
+  evacuate: 'evacuations',
+  affinity: 'server-group moves (hard repairs, soft groups)',
+  spread: 'spread moves',
+  pack: 'pack moves',
+};
+
+/**
+ * When an aggregate ends less balanced than it started, what paid for it: the balance each
+ * phase's moves cost (their gains, summed), so a plan never reads worse without saying why.
+ */
+function balanceCostNote(agg: AggregatePlan): string | null {
+  if (agg.after.imbalance <= agg.before.imbalance) return null;
+  const costs = new Map<string, number>();
+  for (const m of agg.moves)
+    if (m.gain !== undefined && m.gain < 0) costs.set(m.phase, (costs.get(m.phase) ?? 0) - m.gain);
+  const parts = [...costs.entries()]
+    .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+    .map(([phase, cost]) => `${PHASE_WORDS[phase] ?? phase} cost ${cost.toFixed(4)}`);
+  const why = parts.length > 0 ? parts.join(', ') : 'measured host load differs from the sum of its servers';
+  return `imbalance rose ${agg.before.imbalance.toFixed(4)} -> ${agg.after.imbalance.toFixed(4)}: ${why}`;
 }
 
 export function table(rows: string[][]): string[] {

@@ -80,6 +80,8 @@ export interface CycleResult extends RecordResult {
   timings: { readSeconds: number; buildSeconds: number; metricsSeconds: number };
   /** What an incremental cycle found (all zero on a full one). */
   changes: CycleChanges;
+  /** nova-compute hosts the snapshot left out (no provider, no VCPU/MEMORY_MB inventory). */
+  hostsLeftOut: string[];
 }
 
 /** The raw state kept between cycles: what the last reads gave, by key. */
@@ -201,8 +203,15 @@ export class IncrementalRecorder {
       }
     }
     if (fullReason !== undefined) {
-      await this.fullRead();
+      // Taken now: a request made while this read runs is for the next cycle.
+      const taken = this.pendingFull;
       this.pendingFull = undefined;
+      try {
+        await this.fullRead();
+      } catch (e) {
+        this.pendingFull ??= taken;
+        throw e;
+      }
       full = true;
     }
     const st = this.state as KeptState;
@@ -240,6 +249,7 @@ export class IncrementalRecorder {
         metricsSeconds: (t3 - t2) / 1000,
       },
       changes,
+      hostsLeftOut: leftOut(st.services, built.result.snapshot.hosts),
     };
   }
 
@@ -375,6 +385,11 @@ export class IncrementalRecorder {
       reread,
     };
   }
+}
+
+function leftOut(services: NovaService[], hosts: { name: string }[]): string[] {
+  const recorded = new Set(hosts.map((h) => h.name));
+  return [...new Set(services.map((s) => s.host))].filter((h) => !recorded.has(h)).sort();
 }
 
 /** The providers a snapshot uses: the compute-node provider of each nova-compute host. */

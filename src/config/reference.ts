@@ -177,7 +177,8 @@ rolling day, so there is no burst at midnight). Moves left = the smallest \`limi
 limits that apply; the one that binds is named in the reason shown to operators (on a tie, the
 longest-lived: waiting for the next cycle would not help). Emergency moves count against the
 emergency budget only, and normal moves never use it. The global \`budgets\` apply on top of every
-aggregate's.
+aggregate's. The planner policy's own \`budget.maxMoves\` limits the size of a plan; these budgets
+limit how many of its moves start, and when.
 
 ## The older site file
 
@@ -200,8 +201,12 @@ the YAML.
 | \`aggregate.ts\` | \`aggregateConfig(config, name)\`: an aggregate's settings, the defaults when it is not listed |
 | \`windows.ts\` | \`parseWindow(text)\`, \`windowState(windows, now)\` (open, since, closesAt, nextOpensAt), \`timeLeftInWindow(windows, now)\`, \`occurrences(windows, from, to)\` |
 | \`budget.ts\` | \`budgetLeft(limits, startedAt, { now, cycleStartedAt, windowOpenedAt }, owner)\`, \`emergencyBudgetLeft(...)\`, \`tightestBudget(verdicts)\`: moves that may start now and the binding limit with its reason |
-| \`credentials.ts\` | \`sessionSourceFor(ref)\`: the \`openSession\` options for a credential reference |
+| \`credentials.ts\` | \`sessionSourceFor(ref)\`: the \`openSession\` options for a credential reference; \`readSecret(source)\`: a password, read when connecting |
 | \`duration.ts\` | \`parseDuration(text)\`, \`formatDuration(ms)\` |
+
+\`npm run bench:config\` prints what these cost: \`windowState\` is a few hundred microseconds for
+16 windows (local-time resolutions are memoised), \`budgetLeft\` under a millisecond for 10,000
+started moves, loading the example file some milliseconds.
 `;
 
 export function configReference(): string {

@@ -6,6 +6,14 @@ import { nonEmpty, nonNegInt, posInt, positive } from '../formats/schema-helpers
 import { DURATION_HINT, parseDuration } from './duration.js';
 import { parseWindow, WINDOW_GRAMMAR } from './windows.js';
 
+const EXAMPLE_WINDOW = 'Sat 22:00 - Sun 06:00 Europe/Paris';
+const bool = () => z.boolean({ error: 'expected true or false' });
+// The error param also words unrecognized_keys, which the loader rewords with a suggestion.
+const mapping = <S extends z.core.$ZodLooseShape>(shape: S) =>
+  z.strictObject(shape, { error: 'expected a mapping' });
+const map = <V extends z.core.SomeType>(value: V) =>
+  z.record(z.string(), value, { error: 'expected a mapping' });
+
 /** Type names shown in the reference page for keys whose JSON type says too little. */
 const typeLabel = (label: string) => ({ typeLabel: label });
 
@@ -47,92 +55,75 @@ const secretSources = {
   passwordEnv: nonEmpty().optional().describe('environment variable holding the password'),
 };
 
-const credential = z
-  .strictObject({
-    cloud: nonEmpty()
-      .optional()
-      .describe(
-        'entry of clouds.yaml (merged with secure.yaml), found where the openstack CLI looks; without it, OS_CLOUD or the OS_* variables',
-      ),
-    inline: z
-      .record(z.string(), z.unknown())
-      .optional()
-      .describe(
-        'a clouds.yaml entry written here, secrets included; refused unless allowInlineSecrets is true',
-      )
-      .meta(typeLabel('clouds.yaml entry')),
-  })
-  .refine((c) => !(c.cloud && c.inline), { error: 'give cloud or inline, not both' });
+const credential = mapping({
+  cloud: nonEmpty()
+    .optional()
+    .describe(
+      'entry of clouds.yaml (merged with secure.yaml), found where the openstack CLI looks; without it, OS_CLOUD or the OS_* variables',
+    ),
+  inline: map(z.unknown())
+    .optional()
+    .describe('a clouds.yaml entry written here, secrets included; refused unless allowInlineSecrets is true')
+    .meta(typeLabel('clouds.yaml entry')),
+}).refine((c) => !(c.cloud && c.inline), { error: 'give cloud or inline, not both' });
 
-const hotLimit = z
-  .strictObject({
-    above: fraction().describe('used fraction of the physical capacity'),
-    for: duration().describe('how long it must stay above before the host counts as an emergency'),
-  })
-  .nullable();
+const hotLimit = mapping({
+  above: fraction().describe('used fraction of the physical capacity'),
+  for: duration().describe('how long it must stay above before the host counts as an emergency'),
+}).nullable();
 
-const bound = z
-  .strictObject({
-    min: positive().describe('lowest ratio Aicerine may write'),
-    max: positive().describe('highest ratio Aicerine may write'),
-  })
-  .refine((b) => b.min <= b.max, { error: 'min is above max' });
+const bound = mapping({
+  min: positive().describe('lowest ratio Aicerine may write'),
+  max: positive().describe('highest ratio Aicerine may write'),
+}).refine((b) => b.min <= b.max, { error: 'min is above max' });
 
-export const aggregateSchema = z.strictObject({
+export const aggregateSchema = mapping({
   mode: z
     .enum(['observe', 'assisted', 'active'])
     .optional()
     .describe(
       'observe: plan and store, never act; assisted: act on moves an operator approved; active: act inside the windows',
     ),
-  paused: z
-    .boolean()
-    .optional()
-    .describe('stop starting migrations in this aggregate (plans are still made)'),
+  paused: bool().optional().describe('stop starting migrations in this aggregate (plans are still made)'),
   onPause: z
     .enum(['finish', 'abort'])
     .optional()
     .describe('what happens to migrations in flight when this aggregate or the whole service is paused'),
   windows: z
-    .array(windowText())
+    .array(windowText(), { error: `expected a list of windows such as ["${EXAMPLE_WINDOW}"]` })
     .optional()
     .describe(`maintenance windows, ${WINDOW_GRAMMAR}; empty: never (emergencies still run)`),
-  emergencies: z
-    .strictObject({
-      evacuateDisabledReasonPrefix: nonEmpty()
-        .nullable()
-        .optional()
-        .describe(
-          'a host disabled with a reason starting with this is evacuated at once, outside the windows; null: never',
-        ),
-      memory: hotLimit
-        .optional()
-        .describe(
-          'a host whose used memory stays above a limit is relieved outside the windows; null: never',
-        ),
-      cpu: hotLimit
-        .optional()
-        .describe('a host whose CPU use stays above a limit is relieved outside the windows; null: never'),
-    })
+  emergencies: mapping({
+    evacuateDisabledReasonPrefix: nonEmpty()
+      .nullable()
+      .optional()
+      .describe(
+        'a host disabled with a reason starting with this is evacuated at once, outside the windows; null: never',
+      ),
+    memory: hotLimit
+      .optional()
+      .describe('a host whose used memory stays above a limit is relieved outside the windows; null: never'),
+    cpu: hotLimit
+      .optional()
+      .describe('a host whose CPU use stays above a limit is relieved outside the windows; null: never'),
+  })
     .optional()
     .describe('moves that run outside the windows, on their own budget (active mode only)'),
-  budgets: z
-    .strictObject({
-      perCycle: nonNegInt().optional().describe('moves started per control-loop cycle'),
-      perWindow: nonNegInt().optional().describe('moves started per maintenance-window opening'),
-      perDay: nonNegInt().optional().describe('moves started in any 24 hours'),
-      emergency: z
-        .strictObject({
-          perCycle: nonNegInt().optional().describe('emergency moves started per cycle'),
-          perDay: nonNegInt().optional().describe('emergency moves started in any 24 hours'),
-        })
-        .optional()
-        .describe('the emergency budget: emergency moves count here only, never against the others'),
+  budgets: mapping({
+    perCycle: nonNegInt().optional().describe('moves started per control-loop cycle'),
+    perWindow: nonNegInt().optional().describe('moves started per maintenance-window opening'),
+    perDay: nonNegInt().optional().describe('moves started in any 24 hours'),
+    emergency: mapping({
+      perCycle: nonNegInt().optional().describe('emergency moves started per cycle'),
+      perDay: nonNegInt().optional().describe('emergency moves started in any 24 hours'),
     })
+      .optional()
+      .describe('the emergency budget: emergency moves count here only, never against the others'),
+  })
     .optional()
     .describe('how many moves may start'),
   policy: z
-    .union([nonEmpty(), z.record(z.string(), z.unknown())], {
+    .union([nonEmpty(), map(z.unknown())], {
       error: 'expected a policy file path or a policy mapping',
     })
     .optional()
@@ -140,181 +131,160 @@ export const aggregateSchema = z.strictObject({
       'the planner policy: a file path, or the same keys inline (docs/policy.md); replaces the inherited policy as a whole',
     )
     .meta(typeLabel('path or policy mapping')),
-  vcpuRatio: z
-    .strictObject({
-      target: positive().describe('VCPU allocation ratio of a host that runs cool'),
-      floor: positive().describe('lowest VCPU allocation ratio written to a host that runs hot'),
-      step: positive().optional().describe('change per adjustment'),
-      lowerAbove: fraction()
-        .optional()
-        .describe('measured CPU contention (steal/ready fraction) above which the ratio is lowered'),
-      restoreBelow: fraction()
-        .optional()
-        .describe('contention below which the ratio is raised back towards the target (hysteresis)'),
-    })
+  vcpuRatio: mapping({
+    target: positive().describe('VCPU allocation ratio of a host that runs cool'),
+    floor: positive().describe('lowest VCPU allocation ratio written to a host that runs hot'),
+    step: positive().optional().describe('change per adjustment'),
+    lowerAbove: fraction()
+      .optional()
+      .describe('measured CPU contention (steal/ready fraction) above which the ratio is lowered'),
+    restoreBelow: fraction()
+      .optional()
+      .describe('contention below which the ratio is raised back towards the target (hysteresis)'),
+  })
     .nullable()
     .optional()
     .describe(
       "prevention: keep each host's VCPU allocation_ratio in Placement between floor and target; null: off",
     ),
-  concurrency: z
-    .strictObject({
-      perSourceHost: posInt()
-        .optional()
-        .describe("outgoing live migrations per host (Nova's max_concurrent_live_migrations)"),
-      perSourceHostOverrides: z
-        .record(z.string(), posInt())
-        .optional()
-        .describe('per host name, where nova.conf sets max_concurrent_live_migrations differently'),
-      perDestinationHost: posInt().optional().describe('incoming live migrations per host'),
-      perAggregate: posInt().optional().describe('live migrations in flight in the aggregate'),
-    })
+  concurrency: mapping({
+    perSourceHost: posInt()
+      .optional()
+      .describe("outgoing live migrations per host (Nova's max_concurrent_live_migrations)"),
+    perSourceHostOverrides: map(posInt())
+      .optional()
+      .describe('per host name, where nova.conf sets max_concurrent_live_migrations differently'),
+    perDestinationHost: posInt().optional().describe('incoming live migrations per host'),
+    perAggregate: posInt().optional().describe('live migrations in flight in the aggregate'),
+  })
     .optional()
     .describe('how many live migrations may run at once'),
-  approvals: z
-    .strictObject({
-      expireAfter: duration().describe('an approval not yet carried out lapses after this (assisted mode)'),
-    })
+  approvals: mapping({
+    expireAfter: duration().describe('an approval not yet carried out lapses after this (assisted mode)'),
+  })
     .optional()
     .describe('assisted mode: operator approvals of plans or moves'),
-  cooldowns: z
-    .strictObject({
-      server: duration().optional().describe('a server moved is not moved again before this'),
-      aggregate: duration().optional().describe('after an execution ends, the aggregate waits this long'),
-    })
+  cooldowns: mapping({
+    server: duration().optional().describe('a server moved is not moved again before this'),
+    aggregate: duration().optional().describe('after an execution ends, the aggregate waits this long'),
+  })
     .optional()
     .describe('quiet times that make oscillation impossible'),
-  retry: z
-    .strictObject({
-      attempts: posInt().optional().describe('tries of one move before its server is quarantined'),
-      backoffBase: duration().optional().describe('wait after the first failure; doubles per failure'),
-      backoffMax: duration().optional().describe('longest wait between tries'),
-    })
+  retry: mapping({
+    attempts: posInt().optional().describe('tries of one move before its server is quarantined'),
+    backoffBase: duration().optional().describe('wait after the first failure; doubles per failure'),
+    backoffMax: duration().optional().describe('longest wait between tries'),
+  })
     .optional()
     .describe('failed moves: exponential backoff counted from the failure, then quarantine'),
-  migrationTimeout: z
-    .strictObject({
-      margin: z
-        .number({ error: 'expected a number of at least 1' })
-        .min(1, { error: 'expected a number of at least 1' })
-        .optional()
-        .describe('the timeout is the learned duration times this'),
-      floor: duration().optional().describe('shortest timeout'),
-      ceiling: duration().optional().describe('longest timeout'),
-    })
+  migrationTimeout: mapping({
+    margin: z
+      .number({ error: 'expected a number of at least 1' })
+      .min(1, { error: 'expected a number of at least 1' })
+      .optional()
+      .describe('the timeout is the learned duration times this'),
+    floor: duration().optional().describe('shortest timeout'),
+    ceiling: duration().optional().describe('longest timeout'),
+  })
     .optional()
     .describe('when a live migration is aborted for taking too long'),
-  dataHealth: z
-    .strictObject({
-      maxSnapshotAge: duration().optional().describe('older cloud data: no action this cycle'),
-      maxMetricAge: duration().optional().describe('older Prometheus samples count as missing'),
-      maxMissingFraction: fraction()
-        .optional()
-        .describe('more hosts or servers than this without data: no action this cycle'),
-    })
+  dataHealth: mapping({
+    maxSnapshotAge: duration().optional().describe('older cloud data: no action this cycle'),
+    maxMetricAge: duration().optional().describe('older Prometheus samples count as missing'),
+    maxMissingFraction: fraction()
+      .optional()
+      .describe('more hosts or servers than this without data: no action this cycle'),
+  })
     .optional()
     .describe('the data-health gate: stale or partial data stops action, with the reason stored'),
-  ratioBounds: z
-    .record(z.string(), bound)
+  ratioBounds: map(bound)
     .optional()
     .describe(
       'per resource class (VCPU, MEMORY_MB): allocation ratios the operator accepts; checked by check',
     ),
-  cpuAllocationRatioInNovaConf: z
-    .boolean()
+  cpuAllocationRatioInNovaConf: bool()
     .optional()
     .describe('nova.conf on these hosts sets cpu_allocation_ratio (nova-compute then rewrites Placement)'),
-  ramAllocationRatioInNovaConf: z
-    .boolean()
+  ramAllocationRatioInNovaConf: bool()
     .optional()
     .describe('nova.conf on these hosts sets ram_allocation_ratio'),
 });
 
 const storageKind = z.enum(['shared', 'local']);
 
-export const serviceSchema = z.strictObject({
-  allowInlineSecrets: z
-    .boolean()
+export const serviceSchema = mapping({
+  allowInlineSecrets: bool()
     .optional()
     .describe('accept passwords and credential secrets written in this file (otherwise refused)'),
-  openstack: z
-    .strictObject({
-      reader: credential
-        .optional()
-        .describe('the credential that reads Nova, Placement and Neutron (aicerine credentials)'),
-      actuator: credential
-        .optional()
-        .describe(
-          'the credential that live-migrates and writes ratios; required by assisted and active aggregates',
-        ),
-    })
+  openstack: mapping({
+    reader: credential
+      .optional()
+      .describe('the credential that reads Nova, Placement and Neutron (aicerine credentials)'),
+    actuator: credential
+      .optional()
+      .describe(
+        'the credential that live-migrates and writes ratios; required by assisted and active aggregates',
+      ),
+  })
     .optional()
     .describe('the credentials Aicerine runs with (references, not secrets)'),
-  prometheus: z
-    .strictObject({
-      url: nonEmpty().describe('Prometheus base URL'),
-      metricsPolicy: nonEmpty()
-        .optional()
-        .describe('metrics policy file (docs/openstack.md); relative to this file'),
-    })
+  prometheus: mapping({
+    url: nonEmpty().describe('Prometheus base URL'),
+    metricsPolicy: nonEmpty()
+      .optional()
+      .describe('metrics policy file (docs/openstack.md); relative to this file'),
+  })
     .optional()
     .describe('where measured load comes from; without it, plans use flavor sizes'),
-  store: z
-    .strictObject({
-      url: nonEmpty()
-        .optional()
-        .describe(
-          'sqlite:PATH (relative to this file), or mysql://USER@HOST[:PORT]/DB, or mysql://USER@localhost/DB?socket=PATH (mariadb:// too)',
-        ),
-      ...secretSources,
-      retention: z
-        .strictObject({
-          plans: duration().optional().describe('plans, their moves and approvals'),
-          executions: duration().optional().describe('executions with their Nova migration ids'),
-          audit: duration().optional().describe('the audit log of every action and who approved it'),
-          costSamples: duration()
-            .optional()
-            .describe('measured migration durations the cost model learns from'),
-          ratioChanges: duration().optional().describe('allocation-ratio changes and their reasons'),
-          dataHealth: duration().optional().describe('data-health verdicts'),
-        })
-        .optional()
-        .describe('how long records are kept'),
+  store: mapping({
+    url: nonEmpty()
+      .optional()
+      .describe(
+        'sqlite:PATH (relative to this file), or mysql://USER@HOST[:PORT]/DB, or mysql://USER@localhost/DB?socket=PATH (mariadb:// too)',
+      ),
+    ...secretSources,
+    retention: mapping({
+      plans: duration().optional().describe('plans, their moves and approvals'),
+      executions: duration().optional().describe('executions with their Nova migration ids'),
+      audit: duration().optional().describe('the audit log of every action and who approved it'),
+      costSamples: duration().optional().describe('measured migration durations the cost model learns from'),
+      ratioChanges: duration().optional().describe('allocation-ratio changes and their reasons'),
+      dataHealth: duration().optional().describe('data-health verdicts'),
     })
+      .optional()
+      .describe('how long records are kept'),
+  })
     .optional()
     .describe('where plans, executions, approvals and the audit log are kept'),
-  notifications: z
-    .strictObject({
-      rabbitmqUrl: nonEmpty().describe("amqp[s]://USER@HOST[:PORT]/VHOST of Nova's versioned notifications"),
-      ...secretSources,
-    })
+  notifications: mapping({
+    rabbitmqUrl: nonEmpty().describe("amqp[s]://USER@HOST[:PORT]/VHOST of Nova's versioned notifications"),
+    ...secretSources,
+  })
     .optional()
     .describe(
       'optional: wake the loop on Nova notifications; without it, periodic reconcile does it, slower',
     ),
   cycleInterval: duration().optional().describe('time between control-loop cycles'),
-  paused: z.boolean().optional().describe('global pause: no aggregate starts a migration'),
-  concurrency: z
-    .strictObject({ global: posInt().optional().describe('live migrations in flight across all aggregates') })
+  paused: bool().optional().describe('global pause: no aggregate starts a migration'),
+  concurrency: mapping({
+    global: posInt().optional().describe('live migrations in flight across all aggregates'),
+  })
     .optional()
     .describe('limits across all aggregates'),
-  budgets: z
-    .strictObject({
-      perCycle: nonNegInt().optional().describe('moves started per cycle across all aggregates'),
-      perDay: nonNegInt().optional().describe('moves started in any 24 hours across all aggregates'),
-    })
+  budgets: mapping({
+    perCycle: nonNegInt().optional().describe('moves started per cycle across all aggregates'),
+    perDay: nonNegInt().optional().describe('moves started in any 24 hours across all aggregates'),
+  })
     .optional()
     .describe("global budgets, on top of each aggregate's; absent: none"),
-  storage: z
-    .strictObject({
-      default: storageKind.describe('where disks of servers nothing else declares live'),
-      aggregates: z.record(z.string(), storageKind).optional().describe('per aggregate name'),
-    })
+  storage: mapping({
+    default: storageKind.describe('where disks of servers nothing else declares live'),
+    aggregates: map(storageKind).optional().describe('per aggregate name'),
+  })
     .optional()
     .describe('shared or local disks (docs/openstack.md, shared storage); below what the cloud declares'),
   defaults: aggregateSchema.optional().describe('settings every aggregate inherits'),
-  aggregates: z
-    .record(z.string(), aggregateSchema)
+  aggregates: map(aggregateSchema)
     .optional()
     .describe('per Nova aggregate name (_unassigned_ for hosts in none): settings over the defaults'),
 });

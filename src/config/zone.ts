@@ -92,6 +92,21 @@ export function instantOf(
   day: number,
   minuteOfDay: number,
 ): number {
+  // The control loop asks about the same few dates every cycle, and the tz rules do not change
+  // while a process runs, so a bounded memo of this pure function is safe.
+  const key = `${zone}|${year}-${month}-${day}|${minuteOfDay}`;
+  const hit = resolved.get(key);
+  if (hit !== undefined) return hit;
+  if (resolved.size >= MAX_RESOLVED) resolved.clear();
+  const t = resolve(zone, year, month, day, minuteOfDay);
+  resolved.set(key, t);
+  return t;
+}
+
+const MAX_RESOLVED = 20_000;
+const resolved = new Map<string, number>();
+
+function resolve(zone: string, year: number, month: number, day: number, minuteOfDay: number): number {
   const local = Date.UTC(year, month - 1, day, 0, minuteOfDay);
   const before = offsetAt(zone, local - DAY_MS);
   const after = offsetAt(zone, local + DAY_MS);

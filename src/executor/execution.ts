@@ -21,6 +21,7 @@ import {
   type AuditAction,
   type AuditSink,
   type Clock,
+  type CooldownSink,
   type CostSampleSink,
   type ExecutorCloud,
   type LiveMigrationView,
@@ -42,6 +43,8 @@ export interface ExecutorDeps {
   timeoutFor: (move: PlannedMove) => number;
   quarantine?: QuarantineSink;
   costs?: CostSampleSink;
+  /** Every completed move starts its server's cooldown. */
+  cooldowns?: CooldownSink;
   audit?: AuditSink;
   logger?: Logger;
 }
@@ -551,6 +554,13 @@ export class ExecutionRun {
         detail: `attempt ${rec.attempt}: migration ${m.id} completed${seconds !== null ? ` in ${seconds.toFixed(1)} s` : ''}${raced}`,
       });
       await this.audit('move-completed', rec, `on ${rec.to}, migration ${m.id}${raced}`);
+      await this.deps.cooldowns?.recordMove({
+        serverId: rec.serverId,
+        aggregate: this.execution.aggregate,
+        lastMovedAt: this.iso(),
+        from: rec.from,
+        to: rec.to,
+      });
       if (seconds !== null && this.deps.costs) {
         await this.deps.costs.record({
           serverId: rec.serverId,
@@ -769,6 +779,7 @@ export class ExecutionRun {
       step: rec.step,
       at: this.iso(),
       reason,
+      attempts: rec.issuedAt === null ? 0 : rec.attempt,
       novaFault,
     });
     await this.audit('quarantined', rec, reason);

@@ -124,6 +124,8 @@ export interface QuarantineEntry {
   at: string;
   /** What happened, in words (attempts, statuses). */
   reason: string;
+  /** Migration attempts that failed. */
+  attempts: number;
   /** Nova's own words: the server's fault, a refusal message, the migration's final status. */
   novaFault: string | null;
 }
@@ -148,6 +150,19 @@ export interface CostSample {
 
 export interface CostSampleSink {
   record(sample: CostSample): Promise<void>;
+}
+
+/** A server this executor moved: the start of its cooldown (the store's cooldown repository). */
+export interface MovedServer {
+  serverId: string;
+  aggregate: string;
+  lastMovedAt: string;
+  from: string;
+  to: string;
+}
+
+export interface CooldownSink {
+  recordMove(move: MovedServer): Promise<void>;
 }
 
 export const AUDIT_ACTIONS = [

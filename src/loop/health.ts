@@ -23,8 +23,13 @@ export const DEFAULT_HEALTH_THRESHOLDS: HealthThresholds = {
 
 /** What the recorder says it could not see, per host or server: the loop passes them through. */
 export interface ReadProblems {
-  /** Hosts of the aggregate that were left out of the snapshot (no resource provider, read failed...). */
+  /** Hosts that were left out of the snapshot (no resource provider, read failed...). */
   hostsLeftOut: string[];
+  /**
+   * The Nova aggregates of each left-out host, when the reader knows them; a host missing here
+   * counts against every aggregate (its membership is as unknown as its data).
+   */
+  leftOutAggregates?: Record<string, string[]>;
   /** Hosts / server ids with no (fresh) measured load, from the metrics health. */
   hostsWithoutLoad: string[];
   serversWithoutLoad: string[];
@@ -75,7 +80,13 @@ export function assessHealth(
   else if (age < -60) reasons.push(`snapshot dated ${Math.round(-age)} s in the future: clocks disagree`);
 
   if (hosts.length === 0) reasons.push('partial: no host of this aggregate was recorded');
-  for (const h of problems.hostsLeftOut) reasons.push(`partial: host ${h} was left out of the snapshot`);
+  for (const h of problems.hostsLeftOut) {
+    const member = problems.leftOutAggregates?.[h];
+    const ours =
+      member === undefined ||
+      (aggregate === '_unassigned_' ? member.length === 0 : member.includes(aggregate));
+    if (ours) reasons.push(`partial: host ${h} was left out of the snapshot`);
+  }
   for (const w of problems.partialReads) reasons.push(`partial: ${w}`);
 
   const servers = snapshot.servers.filter((s) => hostNames.has(s.host));

@@ -18,6 +18,8 @@ export class PlanContext {
   budgetLeft: number;
   readonly moves: PlannedMove[][];
   readonly unresolved: string[][];
+  /** Moves scored by the spread search and improvement stage (reported as stats.evaluations). */
+  readonly work = { evaluations: 0 };
 
   constructor(
     readonly state: ClusterState,

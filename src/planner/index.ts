@@ -9,6 +9,7 @@ import type { Policy } from '../policy/types.js';
 import { PlanContext } from './context.js';
 import { restateImbalanceInStepOrder } from './describe.js';
 import { balanceStats, round } from './objectives/balance-stats.js';
+import { imbalanceLowerBounds } from './objectives/lower-bound.js';
 import { evacuate } from './phases/evacuate.js';
 import { pack } from './phases/pack.js';
 import { repair } from './phases/repair.js';
@@ -42,6 +43,7 @@ export function planSnapshot(snapshot: Snapshot, policy: Policy, options: PlanOp
   const state = new ClusterState(scoped, policy);
   const before = state.aggregates.map((a) => balanceStats(state, a.index));
   const initiallyOccupied = state.hosts.map((_, h) => state.on[h]!.size > 0);
+  const lowerBound = imbalanceLowerBounds(state);
 
   const ctx = new PlanContext(state, policy);
   evacuate(ctx);
@@ -96,6 +98,16 @@ export function planSnapshot(snapshot: Snapshot, policy: Policy, options: PlanOp
       moves: aggregates.reduce((n, a) => n + a.moves.length, 0),
       hosts: state.hosts.length,
       servers: state.servers.length,
+      evaluations: ctx.work.evaluations,
+      // Per aggregate (spread): no plan of as many moves can reach an imbalance below this.
+      ...(policy.mode === 'spread'
+        ? Object.fromEntries(
+            aggregates.map((a, i) => [
+              `imbalanceLowerBound:${a.name}`,
+              Math.floor(lowerBound(i, a.moves.length) * 1e6) / 1e6,
+            ]),
+          )
+        : {}),
     },
     limits: {
       maxMoves: policy.budget.maxMoves,

@@ -17,6 +17,7 @@ export const DEFAULT_POLICY: Policy = {
   minGain: 0.005,
   migrationCostPerSecond: 0.00005,
   softGroupPenalty: 0.5,
+  planner: { timeLimitMs: 2000 },
   costModel: {
     bandwidthMBps: 1000,
     defaultDirtyRateMBps: 50,

@@ -34,6 +34,7 @@ const userPolicy = z.strictObject({
   minGain: nonNeg().optional(),
   migrationCostPerSecond: nonNeg().optional(),
   softGroupPenalty: nonNeg().optional(),
+  planner: z.strictObject({ timeLimitMs: nonNeg().optional() }).optional(),
   costModel: z
     .strictObject({
       bandwidthMBps: positive().optional(),
@@ -111,6 +112,7 @@ export function compilePolicy(doc: unknown, file?: string): Policy {
     minGain: u.minGain ?? d.minGain,
     migrationCostPerSecond: u.migrationCostPerSecond ?? d.migrationCostPerSecond,
     softGroupPenalty: u.softGroupPenalty ?? d.softGroupPenalty,
+    planner: { timeLimitMs: u.planner?.timeLimitMs ?? d.planner.timeLimitMs },
     costModel: { ...d.costModel, ...u.costModel },
   };
 }

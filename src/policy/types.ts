@@ -73,5 +73,13 @@ export interface Policy {
   migrationCostPerSecond: number;
   /** Objective units per soft server-group violation. */
   softGroupPenalty: number;
+  planner: {
+    /**
+     * Upper bound on the improvement stage, as a deterministic work budget: the stage may score
+     * timeLimitMs × IMPROVE_EVALUATIONS_PER_MS moves (docs/policy.md). Results depend only on
+     * the inputs, never on the clock. 0: no improvement stage.
+     */
+    timeLimitMs: number;
+  };
   costModel: CostModelPolicy;
 }

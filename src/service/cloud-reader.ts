@@ -4,18 +4,19 @@ import type { CycleResult, IncrementalRecorder } from '../cloud/incremental-reco
 import type { ReadProblems } from '../loop/health.js';
 import type { CloudRead, CloudReader } from '../loop/ports.js';
 
-const LEFT_OUT = /^host (\S+): no Placement resource provider found/;
-// Warnings that say a whole read failed (as opposed to a single object left out).
-const PARTIAL = /not readable|could not be read|failed/i;
+// Warnings that say a whole read failed or left a property unknown for every server (as opposed
+// to a single object left out, which hostsLeftOut and the metrics health already cover).
+const PARTIAL = /not readable|could not be read|failed|unknown policy|ports unknown/i;
 
-export function readProblems(r: Pick<CycleResult, 'warnings' | 'metrics'>): ReadProblems {
-  const hostsLeftOut: string[] = [];
+export function readProblems(
+  r: Pick<CycleResult, 'warnings' | 'metrics' | 'hostsLeftOut' | 'aggregates'>,
+): ReadProblems {
+  const hostsLeftOut = [...r.hostsLeftOut];
+  const leftOutAggregates: Record<string, string[]> = {};
+  for (const h of hostsLeftOut)
+    leftOutAggregates[h] = r.aggregates.filter((a) => a.hosts.includes(h)).map((a) => a.name);
   const partialReads: string[] = [];
-  for (const w of r.warnings) {
-    const m = LEFT_OUT.exec(w);
-    if (m) hostsLeftOut.push(m[1]!);
-    else if (PARTIAL.test(w) && !w.startsWith('metrics:')) partialReads.push(w);
-  }
+  for (const w of r.warnings) if (PARTIAL.test(w) && !w.startsWith('metrics:')) partialReads.push(w);
   const hostsWithoutLoad = new Set<string>();
   const serversWithoutLoad = new Set<string>();
   for (const rule of r.metrics?.health.rules ?? []) {
@@ -25,6 +26,7 @@ export function readProblems(r: Pick<CycleResult, 'warnings' | 'metrics'>): Read
   }
   return {
     hostsLeftOut,
+    leftOutAggregates,
     hostsWithoutLoad: [...hostsWithoutLoad],
     serversWithoutLoad: [...serversWithoutLoad],
     partialReads,

@@ -1,35 +1,24 @@
+import { mkdir } from 'node:fs/promises';
+import { dirname } from 'node:path';
 // Opens what a service configuration names: the store, the reader and actuator sessions, the
 // broker URL with its password. Secrets are read here, from where the operator keeps them, and
 // never written anywhere else.
-import { readFile } from 'node:fs/promises';
 import { readSettingsFile } from '../cloud/config-file.js';
 import type { IncrementalOptions } from '../cloud/incremental-record.js';
 import type { Logger } from '../cloud/log.js';
 import { parseMetricsPolicy } from '../cloud/prometheus/policy.js';
 import { type CloudSession, openSession } from '../cloud/session.js';
-import { sessionSourceFor } from '../config/credentials.js';
-import type { SecretSource, ServiceConfig, StoreConfig } from '../config/types.js';
+import { readSecret, sessionSourceFor } from '../config/credentials.js';
+import type { ServiceConfig, StoreConfig } from '../config/types.js';
 import type { StoreOptions } from '../store/connect.js';
 import { openStore, type Store } from '../store/store.js';
 
-export async function readSecret(s: SecretSource, what: string): Promise<string> {
-  if (s.kind === 'inline') return s.value;
-  if (s.kind === 'env') {
-    const v = process.env[s.variable];
-    if (v === undefined) throw new Error(`${what}: environment variable ${s.variable} is not set`);
-    return v;
-  }
-  try {
-    return (await readFile(s.path, 'utf8')).trim();
-  } catch (e) {
-    throw new Error(
-      `${what}: cannot read the secret file ${s.path}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`,
-    );
-  }
-}
-
 export async function storeOptions(c: StoreConfig): Promise<StoreOptions> {
-  if (c.kind === 'sqlite') return { kind: 'sqlite', path: c.path };
+  if (c.kind === 'sqlite') {
+    // A fresh install names a file in a folder that does not exist yet: make the folder.
+    if (c.path !== ':memory:') await mkdir(dirname(c.path), { recursive: true });
+    return { kind: 'sqlite', path: c.path };
+  }
   return {
     kind: 'mysql',
     ...(c.socketPath !== null ? { socketPath: c.socketPath } : {}),
@@ -37,7 +26,7 @@ export async function storeOptions(c: StoreConfig): Promise<StoreOptions> {
     ...(c.port !== null ? { port: c.port } : {}),
     user: c.user,
     database: c.database,
-    ...(c.password ? { password: await readSecret(c.password, 'store.password') } : {}),
+    ...(c.password ? { password: await readSecret(c.password) } : {}),
   };
 }
 
@@ -78,7 +67,7 @@ export async function openServiceParts(config: ServiceConfig, logger: Logger): P
     notificationsUrl = config.notifications.url;
     if (config.notifications.password) {
       const u = new URL(notificationsUrl.replace(/^rabbit:/, 'amqp:'));
-      u.password = await readSecret(config.notifications.password, 'notifications.password');
+      u.password = await readSecret(config.notifications.password);
       notificationsUrl = u.toString();
     }
   }

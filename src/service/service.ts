@@ -18,6 +18,7 @@ import type { Clock } from '../executor/ports.js';
 import { ExecutorService } from '../executor/service.js';
 import { resolveExecutorSettings } from '../executor/settings.js';
 import { MigrationSlots } from '../executor/slots.js';
+import { storeSinks } from '../executor/store-sinks.js';
 import { ControlLoop, type CycleReport } from '../loop/cycle.js';
 import type { CloudRead, CloudReader } from '../loop/ports.js';
 import { shadowReport } from '../loop/shadow.js';
@@ -30,7 +31,6 @@ import { hostRatioStates } from '../prevention/observe.js';
 import { RatioWriter } from '../prevention/writer.js';
 import type { Store } from '../store/store.js';
 import { RecorderCloudReader } from './cloud-reader.js';
-import { storeAuditSink, storeCostSampleSink, storeQuarantineSink } from './executor-sinks.js';
 import { executorSettings, loopSettings, ratioSettings, timeoutSettings } from './loop-settings.js';
 
 export interface ServiceDeps {
@@ -93,9 +93,7 @@ export class AicerineService {
       settings,
       slots: new MigrationSlots(settings.limits),
       timeoutFor: (m) => this.timeoutFor(m),
-      quarantine: storeQuarantineSink(store),
-      costs: storeCostSampleSink(store),
-      audit: storeAuditSink(store),
+      ...storeSinks(store),
       logger,
     });
     this.executor = new ExecutorService(executor, {
@@ -326,6 +324,32 @@ export class AicerineService {
         now: () => new Date(this.deps.clock.now()),
         dryRun,
       });
+      const at = new Date(this.deps.clock.now()).toISOString();
+      for (const a of r.applied)
+        await this.deps.store.audit.record({
+          actor: 'prevention',
+          action: `ratio.${a.outcome}`,
+          target: `host:${a.host}`,
+          detail: { aggregate: agg.name, from: a.from, to: a.to, found: a.found ?? null, detail: a.detail },
+          at,
+        });
+      for (const o of r.overwrites) {
+        // Someone else (nova.conf's cpu_allocation_ratio, another tool) owns this host's ratio.
+        this.deps.logger.warn(
+          `prevention: ${o.host}: VCPU ratio rewritten behind our back; no longer written`,
+          {
+            expected: o.expected,
+            found: o.found,
+          },
+        );
+        await this.deps.store.audit.record({
+          actor: 'prevention',
+          action: 'ratio.pinned',
+          target: `host:${o.host}`,
+          detail: { aggregate: agg.name, expected: o.expected, found: o.found, reason: o.reason },
+          at,
+        });
+      }
       out.push({
         aggregate: agg.name,
         changes: r.applied.filter((x) => x.outcome === 'written').length,

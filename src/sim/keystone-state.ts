@@ -47,7 +47,12 @@ export interface TokenInfo {
   expiresMs: number;
   auditId: string;
   appCredential: AppCredential | null;
+  /** When a service (by type) first validated it: keystonemiddleware's token cache. */
+  cachedBy: Map<string, number>;
 }
+
+/** Why Keystone no longer accepts a token it issued, for its 404. */
+export type TokenRefusal = { ok: false; message: string };
 
 export const DOMAIN = { id: 'default', name: 'Default' } as const;
 
@@ -57,7 +62,10 @@ export class KeystoneState {
   readonly roleIds = new Map<string, string>();
   readonly tokens = new Map<string, TokenInfo>();
   readonly appCredentials = new Map<string, AppCredential>();
-  tokenLifetimeSeconds = 3600;
+  // Keystone's [token] expiration as the lab (and many deployments) set it: 24 h.
+  tokenLifetimeSeconds = 86400;
+  // keystonemiddleware's token_cache_time default.
+  tokenCacheSeconds = 300;
 
   constructor(password: string, extraProjects: Iterable<string>) {
     for (const r of ['admin', 'member', 'reader']) this.roleIds.set(r, keystoneId('role', r));
@@ -109,6 +117,7 @@ export class KeystoneState {
       expiresMs: expiresMs ?? nowMs + this.tokenLifetimeSeconds * 1000,
       auditId: randomBytes(16).toString('base64url').slice(0, 22),
       appCredential,
+      cachedBy: new Map(),
     };
     this.tokens.set(info.token, info);
     return info;
@@ -116,6 +125,36 @@ export class KeystoneState {
 
   /** A token that is known and not expired (wall clock: tokens are about clients, not the simulated cloud). */
   validate(token: string | undefined, nowMs: number): TokenInfo | null {
+    const t = this.lookup(token, nowMs);
+    return t && this.stillBacked(t) ? t : null;
+  }
+
+  /**
+   * What Keystone says about a token it issued but no longer backs (its application credential
+   * was deleted): the 404 of GET /v3/auth/tokens. Null when the token is valid or unknown.
+   */
+  refusal(token: string | undefined, nowMs: number): string | null {
+    const t = this.lookup(token, nowMs);
+    if (!t || this.stillBacked(t)) return null;
+    return `Could not find Application Credential: ${t.appCredential?.id}.`;
+  }
+
+  /**
+   * A token as a service's keystonemiddleware sees it: once validated, it is cached for
+   * token_cache_time (300 s) and accepted from the cache even if Keystone would now refuse it
+   * (the lab's nova-api kept serving a token whose application credential had been deleted).
+   */
+  validateFor(service: string, token: string | undefined, nowMs: number): TokenInfo | null {
+    const t = this.lookup(token, nowMs);
+    if (!t) return null;
+    const cached = t.cachedBy.get(service);
+    if (cached !== undefined && nowMs < cached + this.tokenCacheSeconds * 1000) return t;
+    if (!this.stillBacked(t)) return null;
+    t.cachedBy.set(service, nowMs);
+    return t;
+  }
+
+  private lookup(token: string | undefined, nowMs: number): TokenInfo | null {
     if (!token) return null;
     const t = this.tokens.get(token);
     if (!t) return null;
@@ -124,6 +163,10 @@ export class KeystoneState {
       return null;
     }
     return t;
+  }
+
+  private stillBacked(t: TokenInfo): boolean {
+    return t.appCredential === null || this.appCredentials.has(t.appCredential.id);
   }
 
   createAppCredential(

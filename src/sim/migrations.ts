@@ -20,6 +20,32 @@ export interface LiveMigrateRequest {
   /** Destination host; null: the scheduler picks one. */
   host: string | null;
   userId?: string;
+  /**
+   * The API waits for the conductor's destination check and answers its refusal with a 400, as
+   * Nova does below microversion 2.34 (from 2.34 it checks in the background: 202, then `error`).
+   */
+  synchronousChecks?: boolean;
+}
+
+/** The first compute microversion at which os-migrateLive runs its destination checks asynchronously. */
+export const ASYNC_LIVE_MIGRATE_CHECKS = { major: 2, minor: 34 } as const;
+
+/**
+ * What Nova's API says for a destination a scheduler filter refuses (same host, down service,
+ * affinity); the filter's own reason goes to the scheduler's log only.
+ */
+export const NO_VALID_HOST = 'No valid host was found. There are not enough hosts available.';
+/**
+ * What it says when Placement has no candidate at all: a disabled host (its provider carries
+ * COMPUTE_STATUS_DISABLED) or one without room. The empty reason leaves the trailing space.
+ */
+export const NO_VALID_HOST_PLACEMENT = 'No valid host was found. ';
+
+interface Refusal {
+  /** For /sim/migrations: why, in words. */
+  reason: string;
+  /** What Nova's API answers (400 below 2.34). */
+  message: string;
 }
 
 const FINAL: ReadonlySet<MigrationStatus> = new Set(['completed', 'failed', 'cancelled', 'error']);
@@ -79,6 +105,12 @@ export function startLiveMigration(cloud: SimCloud, req: LiveMigrateRequest): Si
   s.status = 'MIGRATING';
   s.updatedMs = now;
   s.migration = m;
+  if (req.synchronousChecks) {
+    // The API call blocks on the conductor: the record is saved checked (or refused) at once.
+    const refusal = schedule(cloud, m);
+    if (refusal !== null) throw new SimError(400, refusal);
+    return m;
+  }
   cloud.at(now + cloud.timing.scheduleSeconds * 1000, () => schedule(cloud, m));
   return m;
 }
@@ -95,31 +127,28 @@ function clearTask(cloud: SimCloud, s: SimServer): void {
   s.migration = null;
 }
 
-/** Conductor: pick or check the destination, then claim on it (scheduler + Placement). */
-function schedule(cloud: SimCloud, m: SimMigration): void {
+/**
+ * Conductor: pick or check the destination, then claim on it (scheduler + Placement).
+ * Returns the error Nova's API would show for a refusal (null: accepted).
+ */
+function schedule(cloud: SimCloud, m: SimMigration): string | null {
   const s = m.server;
   const need = cloud.resourcesOf(s);
-  const reject = (why: string): void => {
+  const reject = (r: Refusal): string => {
     setStatus(cloud, m, 'error');
     clearTask(cloud, s);
-    cloud.lastErrors.set(m.id, why);
+    cloud.lastErrors.set(m.id, r.reason);
+    return r.message;
   };
   let dest: SimHost | undefined;
   if (m.requestedHost !== null) {
     dest = cloud.hostsByName.get(m.requestedHost);
-    const why = dest
-      ? destinationProblem(cloud, s, dest)
-      : `Compute host ${m.requestedHost} could not be found.`;
-    if (why) {
-      reject(why);
-      return;
-    }
+    const gone = `Compute host ${m.requestedHost} could not be found.`;
+    const why = dest ? destinationProblem(cloud, s, dest) : { reason: gone, message: gone };
+    if (why) return reject(why);
   } else {
     dest = pickDestination(cloud, s);
-    if (!dest) {
-      reject('No valid host was found. There are not enough hosts available.');
-      return;
-    }
+    if (!dest) return reject({ reason: 'no host in the zone passes the checks', message: NO_VALID_HOST });
   }
   m.dest = (dest as SimHost).name;
   const target = dest as SimHost;
@@ -131,34 +160,70 @@ function schedule(cloud: SimCloud, m: SimMigration): void {
   const src = cloud.requireHost(m.source);
   src.queue.push(m);
   pump(cloud, src);
+  return null;
 }
 
-function destinationProblem(cloud: SimCloud, s: SimServer, dest: SimHost): string | null {
-  if (dest.name === s.host) {
-    return `Unable to migrate instance (${s.uuid}) to current host (${s.host}).`;
-  }
-  if (cloud.serviceState(dest) === 'down' || dest.status === 'disabled') {
-    return `Compute service of ${dest.name} is unavailable at this time.`;
+function destinationProblem(cloud: SimCloud, s: SimServer, dest: SimHost): Refusal | null {
+  const filter = (reason: string): Refusal => ({ reason, message: NO_VALID_HOST });
+  const placement = (reason: string): Refusal => ({ reason, message: NO_VALID_HOST_PLACEMENT });
+  if (dest.status === 'disabled') {
+    return placement(`Compute service of ${dest.name} is disabled (COMPUTE_STATUS_DISABLED).`);
   }
   if (!cloud.placement.fits(dest.rp, cloud.resourcesOf(s))) {
-    return `Unable to migrate instance (${s.uuid}) to host (${dest.name}): not enough resources.`;
+    return placement(`Unable to migrate instance (${s.uuid}) to host (${dest.name}): not enough resources.`);
+  }
+  if (dest.name === s.host) {
+    return filter(`Unable to migrate instance (${s.uuid}) to current host (${s.host}).`);
+  }
+  if (cloud.serviceState(dest) === 'down') {
+    return filter(`ComputeFilter: compute service of ${dest.name} is down.`);
   }
   const g = cloud.groupOfServer.get(s.uuid);
-  if (g && g.policy === 'anti-affinity') {
+  // The anti-affinity filter counts the scheduler's view of the host's instances, stale entries
+  // included; a server it already sees there passes (Nova's move-operation exception).
+  const seen = schedulerView(cloud, dest.name);
+  if (g && g.policy === 'anti-affinity' && !seen.has(s.uuid)) {
     const max = g.rules.max_server_per_host ?? 1;
     let onDest = 0;
+    let ghosts = 0;
     for (const member of g.members) {
-      if (member !== s.uuid && cloud.serversByUuid.get(member)?.host === dest.name) onDest++;
+      if (member === s.uuid) continue;
+      if (cloud.serversByUuid.get(member)?.host === dest.name) onDest++;
+      else if (seen.has(member)) ghosts++;
     }
-    if (onDest >= max) return 'No valid host was found. ServerGroupAntiAffinityFilter rejected the host.';
+    if (onDest + ghosts >= max) {
+      return filter(
+        ghosts > 0
+          ? `ServerGroupAntiAffinityFilter rejected the host: the scheduler still counts ${ghosts} moved group member(s) there until the host's instance sync.`
+          : 'ServerGroupAntiAffinityFilter rejected the host.',
+      );
+    }
   }
   if (g && g.policy === 'affinity') {
     const others = g.members.filter((u) => u !== s.uuid).map((u) => cloud.serversByUuid.get(u)?.host);
     if (others.length > 0 && !others.includes(dest.name)) {
-      return 'No valid host was found. ServerGroupAffinityFilter rejected the host.';
+      return filter('ServerGroupAffinityFilter rejected the host.');
     }
   }
   return null;
+}
+
+/** Servers the scheduler still believes are on a host although they left it (expired ones dropped). */
+function schedulerView(cloud: SimCloud, host: string): ReadonlySet<string> {
+  const ghosts = cloud.schedulerGhosts.get(host);
+  if (!ghosts) return new Set();
+  const now = cloud.nowMs();
+  for (const [uuid, until] of ghosts) if (until <= now) ghosts.delete(uuid);
+  if (ghosts.size === 0) cloud.schedulerGhosts.delete(host);
+  return new Set(ghosts.keys());
+}
+
+function addGhost(cloud: SimCloud, host: string | null, serverUuid: string): void {
+  const seconds = cloud.timing.schedulerSyncSeconds;
+  if (host === null || seconds <= 0) return;
+  const ghosts = cloud.schedulerGhosts.get(host) ?? new Map<string, number>();
+  ghosts.set(serverUuid, cloud.nowMs() + seconds * 1000);
+  cloud.schedulerGhosts.set(host, ghosts);
 }
 
 function pickDestination(cloud: SimCloud, s: SimServer): SimHost | undefined {
@@ -199,32 +264,45 @@ function beginRunning(cloud: SimCloud, m: SimMigration, seconds: number): void {
   setStatus(cloud, m, 'running');
   const now = cloud.nowMs();
   m.runStartedMs = now;
-  const fails = cloud.failAllMigrations || cloud.failServers.has(m.server.uuid);
-  // An injected failure shows up partway through the copy, as a libvirt error would.
-  const runSeconds = Math.max(0.1, fails ? seconds / 3 : seconds);
-  m.runEndsMs = now + runSeconds * 1000;
+  // An injected failure shows up when the copy would have ended, as the lab's fake driver fails
+  // a held migration only after its hold.
+  m.runEndsMs = now + Math.max(0.1, seconds) * 1000;
   const epoch = ++m.epoch;
   cloud.at(m.runEndsMs, () => {
     if (m.epoch !== epoch || m.status !== 'running') return;
-    if (fails) finishRolledBack(cloud, m, 'failed');
+    if (cloud.failAllMigrations || cloud.failServers.has(m.server.uuid)) finishRolledBack(cloud, m, 'failed');
     else finishCompleted(cloud, m);
   });
 }
 
+/**
+ * The guest runs on the destination: Nova's post_live_migration_at_destination moves the
+ * instance and clears its task state, then the source compute refreshes its resources and only
+ * after that saves the migration as completed and drops its source claim. For that while the
+ * server looks done and its migration still says running.
+ */
 function finishCompleted(cloud: SimCloud, m: SimMigration): void {
   const s = m.server;
   cloud.relocate(s, m.dest as string);
-  cloud.placement.setAllocations(m.uuid, new Map(), m.projectId, m.userId);
-  setStatus(cloud, m, 'completed');
   clearTask(cloud, s);
-  release(cloud, m);
+  addGhost(cloud, m.source, s.uuid);
+  const epoch = ++m.epoch;
+  cloud.at(cloud.nowMs() + cloud.timing.completionLagSeconds * 1000, () => {
+    if (m.epoch !== epoch) return;
+    setStatus(cloud, m, 'completed');
+    cloud.placement.setAllocations(m.uuid, new Map(), m.projectId, m.userId);
+    release(cloud, m);
+  });
 }
 
 function finishRolledBack(cloud: SimCloud, m: SimMigration, status: 'failed' | 'cancelled' | 'error'): void {
   const s = m.server;
-  // Rollback: the instance's claim returns to the source, the migration record's goes away.
-  cloud.placement.setAllocations(s.uuid, new Map(), s.projectId, s.userId);
+  // Rollback: one move puts the migration record's source claim back on the instance,
+  // replacing (and so dropping) its destination claim.
   cloud.placement.moveAllocations(m.uuid, s.uuid);
+  // Measured on the lab: a failed move leaves the scheduler counting the server on the
+  // destination; after an abort (two runs) a sibling could go there at once.
+  if (status === 'failed') addGhost(cloud, m.dest, s.uuid);
   setStatus(cloud, m, status);
   clearTask(cloud, s);
   release(cloud, m);
@@ -251,7 +329,7 @@ function requireServerMigration(
   }
   const m = cloud.migrationsById.get(migrationId);
   if (!m || m.server.uuid !== serverUuid) {
-    throw new SimError(404, `Instance ${serverUuid} is not migrating or has no migration ${migrationId}`);
+    throw new SimError(404, `Migration ${migrationId} not found for instance ${serverUuid}`);
   }
   return m;
 }
@@ -272,15 +350,17 @@ export function abortMigration(
       `Migration ${migrationId} state of instance ${serverUuid} is ${m.status}. Cannot abort live migration while the migration is in this state.`,
     );
   }
-  if (m.status === 'queued') {
+  const queued = m.status === 'queued';
+  if (queued) {
+    // The source compute drops it from its waiting list at once; the record and the claims
+    // catch up later (about 2 s on the lab).
     const src = cloud.hostsByName.get(m.source);
     if (src) src.queue = src.queue.filter((q) => q !== m);
-    finishRolledBack(cloud, m, 'cancelled');
-    return;
   }
   const epoch = ++m.epoch;
-  cloud.at(cloud.nowMs() + cloud.timing.abortSeconds * 1000, () => {
-    if (m.epoch !== epoch || m.status !== 'running') return;
+  const seconds = queued ? cloud.timing.queuedAbortSeconds : cloud.timing.abortSeconds;
+  cloud.at(cloud.nowMs() + seconds * 1000, () => {
+    if (m.epoch !== epoch || m.status !== (queued ? 'queued' : 'running')) return;
     finishRolledBack(cloud, m, 'cancelled');
   });
 }

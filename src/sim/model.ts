@@ -128,14 +128,32 @@ export interface SimMigration {
 }
 
 export interface SimTiming {
-  /** Seconds from the API call to the conductor's destination check and claims. */
+  /**
+   * Seconds from the API call to the conductor's destination check and claims. Until then the
+   * record is `accepted` with `updated_at` null, so `changes-since` queries do not see it.
+   */
   scheduleSeconds: number;
   /** Seconds in "preparing" (pre_live_migration on the destination), at most this. */
   prepareSeconds: number;
-  /** Seconds an abort takes to take effect. */
+  /** Seconds an abort of a running migration takes to take effect. */
   abortSeconds: number;
+  /** Seconds an abort of a queued migration (2.65+) takes to show as cancelled. */
+  queuedAbortSeconds: number;
   /** Seconds a forced completion takes to finish. */
   forceCompleteSeconds: number;
+  /**
+   * Seconds the server is already ACTIVE on the destination without task state while its
+   * migration still says running (and the source claim is still held).
+   */
+  completionLagSeconds: number;
+  /**
+   * Seconds the scheduler keeps counting a migrated server on the host it left, or a failed one
+   * on the destination it did not reach (nova-compute's scheduler_instance_sync_interval,
+   * 120 s): its anti-affinity filter refuses that host to the server's group siblings meanwhile.
+   */
+  schedulerSyncSeconds: number;
+  /** Seconds a pause or unpause takes (task_state pausing/unpausing until then). */
+  pauseSeconds: number;
   /** When > 0, every migration stays "running" this long instead of the cost model's time (like the lab's live_migration_seconds). */
   holdSeconds: number;
 }
@@ -147,19 +165,48 @@ export interface SimOptions {
   timing?: Partial<SimTiming>;
   /** Default nova.conf max_concurrent_live_migrations for hosts the snapshot gives none. */
   maxConcurrentLiveMigrations?: number;
+  /**
+   * Fill `memory_*_bytes` of in-progress migrations as libvirt does (default false: null, as
+   * the lab's fake driver leaves them).
+   */
+  migrationProgress?: boolean;
 }
 
 export const ADMIN_PROJECT = keystoneId('project', 'admin');
 export const ADMIN_USER = keystoneId('user', 'admin');
 export const NOVA_MAX_LIMIT = 1000;
 
-const DEFAULT_TIMING: SimTiming = {
-  scheduleSeconds: 0.2,
-  prepareSeconds: 1,
+// Defaults from the lab (Nova 26 with its fake driver on 2 shared cores), see docs/simulator.md.
+export const DEFAULT_TIMING: Readonly<SimTiming> = {
+  scheduleSeconds: 1,
+  prepareSeconds: 0.2,
   abortSeconds: 0.5,
+  queuedAbortSeconds: 1.5,
   forceCompleteSeconds: 1,
+  completionLagSeconds: 0.5,
+  pauseSeconds: 0.5,
+  schedulerSyncSeconds: 120,
   holdSeconds: 0,
 };
+
+/**
+ * "scheduleSeconds=0.2" (one --timing flag): a SimTiming field and its seconds, checked like
+ * PUT /sim/timing checks its body.
+ */
+export function parseTimingSpec(spec: string): Partial<SimTiming> {
+  const m = /^([A-Za-z]+)=(.+)$/.exec(spec);
+  const key = m?.[1] as keyof SimTiming | undefined;
+  if (!m || key === undefined || !(key in DEFAULT_TIMING)) {
+    throw new Error(
+      `--timing ${spec}: expected KEY=SECONDS with KEY one of ${Object.keys(DEFAULT_TIMING).join(', ')}`,
+    );
+  }
+  const seconds = Number(m[2]);
+  if (!Number.isFinite(seconds) || seconds < 0) {
+    throw new Error(`--timing ${spec}: expected seconds >= 0, got ${JSON.stringify(m[2])}`);
+  }
+  return { [key]: seconds };
+}
 
 export class SimError extends Error {
   constructor(
@@ -175,6 +222,8 @@ export class SimCloud {
   readonly load: LoadModel;
   readonly costModel: CostModelPolicy;
   readonly timing: SimTiming;
+  /** Whether in-progress migrations report memory_* progress (libvirt) or null (the lab's fake driver). */
+  migrationProgress: boolean;
   readonly placement = new PlacementState();
   readonly events = new EventQueue();
   readonly source: string;
@@ -204,6 +253,12 @@ export class SimCloud {
 
   /** Why a migration ended in "error" (the conductor's reason; Nova logs it, the API does not show it). */
   readonly lastErrors = new Map<number, string>();
+  /**
+   * The scheduler's stale instance view: host -> server uuid -> until (virtual ms). After a
+   * live migration the scheduler still counts the server on the host it left (or, after a
+   * failure, on the one it did not reach) until that compute's periodic instance sync.
+   */
+  readonly schedulerGhosts = new Map<string, Map<string, number>>();
   private eventTimeMs: number | null = null;
 
   /** Live migrations fail while true (like the lab's live_migration_fail file, empty). */
@@ -217,6 +272,7 @@ export class SimCloud {
     this.load = options.load ?? generatedLoadModel();
     this.costModel = options.costModel ?? DEFAULT_POLICY.costModel;
     this.timing = { ...DEFAULT_TIMING, ...options.timing };
+    this.migrationProgress = options.migrationProgress ?? false;
     this.source = snapshot.source;
     this.seed = `${snapshot.source}|${snapshot.takenAt}`;
     buildFromSnapshot(this, snapshot, options.maxConcurrentLiveMigrations ?? 1);
@@ -412,7 +468,7 @@ function buildFromSnapshot(cloud: SimCloud, snap: Snapshot, defaultMaxLm: number
       status: ss.status,
       taskState: ss.taskState,
       vmState: vmStateOf(ss.status),
-      powerState: ss.status === 'SHUTOFF' ? 4 : 1,
+      powerState: POWER_STATE[ss.status] ?? 1,
       createdMs,
       updatedMs: createdMs,
       metadata: { ...(ss.metadata ?? {}) },
@@ -609,6 +665,9 @@ function defaultBaseLoad(h: SimHost): ServerLoad {
   // nova-compute, libvirt and the host OS: a slice of a core and the memory reserved for them.
   return { cpu: Math.round(cores * 0.01 * 1000) / 1000 + 0.2, memoryMB: reserved > 0 ? reserved : 2048 };
 }
+
+/** Nova's power_state codes by server status (1 running). */
+const POWER_STATE: Readonly<Record<string, number>> = { SHUTOFF: 4, PAUSED: 3, SUSPENDED: 7 };
 
 function vmStateOf(status: string): string {
   switch (status) {

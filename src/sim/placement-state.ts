@@ -78,57 +78,81 @@ export class PlacementState {
     projectId: string,
     userId: string,
   ): void {
-    const old = this.consumers.get(consumerUuid);
     const touched = new Set<string>();
+    this.replace(consumerUuid, allocations, projectId, userId, touched);
+    this.bump(touched);
+  }
+
+  /**
+   * Moves a consumer's allocations to another consumer id in one request, as Nova does for a
+   * migration record (POST /allocations): every provider involved changes generation once.
+   */
+  moveAllocations(fromConsumer: string, toConsumer: string): void {
+    const c = this.consumers.get(fromConsumer);
+    if (!c) return;
+    const allocs = new Map<string, ResourceAmounts>();
+    for (const [rpUuid, m] of c.allocations) allocs.set(rpUuid, Object.fromEntries(m));
+    const touched = new Set<string>();
+    this.replace(fromConsumer, new Map(), c.projectId, c.userId, touched);
+    this.replace(toConsumer, allocs, c.projectId, c.userId, touched);
+    this.bump(touched);
+  }
+
+  /**
+   * Writes one consumer's allocations. `touched` collects the providers whose generation
+   * Placement bumps for it: those written to, and, when the consumer is emptied, those it held
+   * (Placement writes them as used = 0). A provider a replacement merely drops is not bumped.
+   */
+  private replace(
+    consumerUuid: string,
+    allocations: ReadonlyMap<string, ResourceAmounts>,
+    projectId: string,
+    userId: string,
+    touched: Set<string>,
+  ): void {
+    const old = this.consumers.get(consumerUuid);
     if (old) {
       for (const [rpUuid, amounts] of old.allocations) {
         const rp = this.providers.get(rpUuid);
         if (!rp) continue;
         for (const [rc, n] of amounts) rp.usage.set(rc, (rp.usage.get(rc) ?? 0) - n);
         rp.consumers.delete(consumerUuid);
-        touched.add(rpUuid);
+        if (allocations.size === 0) touched.add(rpUuid);
       }
     }
     if (allocations.size === 0) {
       this.consumers.delete(consumerUuid);
-    } else {
-      const consumer: Consumer = {
-        uuid: consumerUuid,
-        projectId,
-        userId,
-        generation: (old?.generation ?? 0) + 1,
-        allocations: new Map(),
-      };
-      for (const [rpUuid, amounts] of allocations) {
-        const rp = this.providers.get(rpUuid);
-        if (!rp) throw new RangeError(`allocation for consumer ${consumerUuid}: no provider ${rpUuid}`);
-        const m = new Map<string, number>();
-        for (const [rc, n] of Object.entries(amounts)) {
-          if (n <= 0) continue;
-          m.set(rc, n);
-          rp.usage.set(rc, (rp.usage.get(rc) ?? 0) + n);
-        }
-        rp.consumers.add(consumerUuid);
-        consumer.allocations.set(rpUuid, m);
-        touched.add(rpUuid);
-      }
-      this.consumers.set(consumerUuid, consumer);
+      return;
     }
-    // Placement increments the generation of every provider whose allocations changed.
+    const consumer: Consumer = {
+      uuid: consumerUuid,
+      projectId,
+      userId,
+      generation: (old?.generation ?? 0) + 1,
+      allocations: new Map(),
+    };
+    for (const [rpUuid, amounts] of allocations) {
+      const rp = this.providers.get(rpUuid);
+      if (!rp) throw new RangeError(`allocation for consumer ${consumerUuid}: no provider ${rpUuid}`);
+      const m = new Map<string, number>();
+      for (const [rc, n] of Object.entries(amounts)) {
+        if (n <= 0) continue;
+        m.set(rc, n);
+        rp.usage.set(rc, (rp.usage.get(rc) ?? 0) + n);
+      }
+      rp.consumers.add(consumerUuid);
+      consumer.allocations.set(rpUuid, m);
+      touched.add(rpUuid);
+    }
+    this.consumers.set(consumerUuid, consumer);
+  }
+
+  /** Placement increments the generation of each provider a request wrote to, once per request. */
+  private bump(touched: ReadonlySet<string>): void {
     for (const rpUuid of touched) {
       const rp = this.providers.get(rpUuid);
       if (rp) rp.generation++;
     }
-  }
-
-  /** Moves a consumer's allocations to another consumer id, as Nova does for a migration record. */
-  moveAllocations(fromConsumer: string, toConsumer: string): void {
-    const c = this.consumers.get(fromConsumer);
-    if (!c) return;
-    const allocs = new Map<string, ResourceAmounts>();
-    for (const [rpUuid, m] of c.allocations) allocs.set(rpUuid, Object.fromEntries(m));
-    this.setAllocations(fromConsumer, new Map(), c.projectId, c.userId);
-    this.setAllocations(toConsumer, allocs, c.projectId, c.userId);
   }
 
   allocationsOf(consumerUuid: string): ReadonlyMap<string, ReadonlyMap<string, number>> {

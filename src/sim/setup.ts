@@ -8,7 +8,7 @@ import { findBitbrainsHourly, loadBitbrainsHourly } from '../traces/bitbrains.js
 import { readJsonNumber } from '../util/json-number.js';
 import { SimClock } from './clock.js';
 import { generatedLoadModel, type LoadModel, staticLoadModel, traceLoadModel } from './load.js';
-import { SimCloud } from './model.js';
+import { SimCloud, type SimTiming } from './model.js';
 
 export type LoadChoice = 'auto' | 'trace' | 'generated' | 'static';
 
@@ -21,6 +21,10 @@ export interface SimSetupOptions {
   /** Bitbrains hourly CSV; default: findBitbrainsHourly(). */
   tracePath?: string | undefined;
   maxConcurrentLiveMigrations?: number | undefined;
+  /** Migration timings (docs/simulator.md, "Live migrations"); unset ones keep the lab's. */
+  timing?: Partial<SimTiming> | undefined;
+  /** Report memory_* progress of in-progress migrations as libvirt does (default: null, as the lab). */
+  migrationProgress?: boolean | undefined;
 }
 
 export interface SimSetup {
@@ -87,6 +91,8 @@ export async function setupSim(opts: SimSetupOptions): Promise<SimSetup> {
     ...(opts.maxConcurrentLiveMigrations !== undefined
       ? { maxConcurrentLiveMigrations: opts.maxConcurrentLiveMigrations }
       : {}),
+    ...(opts.timing ? { timing: opts.timing } : {}),
+    ...(opts.migrationProgress !== undefined ? { migrationProgress: opts.migrationProgress } : {}),
   });
   return { cloud, snapshot };
 }

@@ -1,6 +1,6 @@
-// The two SQL backends and the few places where their SQL differs: column types for long text,
-// table options, upserts, and how a write transaction takes its locks. Everything else is one
-// Kysely query that runs on both.
+// The two SQL backends and what differs between them for every repository: the long-text column
+// type and how a write transaction takes its locks. (Upserts differ too; the repositories that
+// need one branch on the backend where they do it.) Everything else is one Kysely query for both.
 
 import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
 import type { Database } from './schema.js';
@@ -18,6 +18,13 @@ export function longTextType(backend: StoreBackend): RawBuilder<unknown> {
   return backend === 'mysql' ? sql`longtext` : sql`text`;
 }
 
+const DEADLOCK_RETRIES = 3;
+
+function isDeadlock(err: unknown): boolean {
+  // ER_LOCK_DEADLOCK (1213); ER_LOCK_WAIT_TIMEOUT (1205) is not retried: something holds the row.
+  return typeof err === 'object' && err !== null && 'errno' in err && err.errno === 1213;
+}
+
 /**
  * Runs `work` in a transaction that holds the write lock from its first statement, so a
  * read-then-write inside it cannot interleave with another writer. SQLite: `BEGIN IMMEDIATE`
@@ -29,7 +36,17 @@ export async function writeTransaction<T>(
   ctx: StoreContext,
   work: (trx: Kysely<Database>) => Promise<T>,
 ): Promise<T> {
-  if (ctx.backend === 'mysql') return ctx.db.transaction().execute((trx: Transaction<Database>) => work(trx));
+  if (ctx.backend === 'mysql') {
+    // InnoDB may pick this transaction as a deadlock victim (row locks taken in another order by a
+    // second replica): it was rolled back whole, so running it again is safe.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await ctx.db.transaction().execute((trx: Transaction<Database>) => work(trx));
+      } catch (err) {
+        if (attempt >= DEADLOCK_RETRIES || !isDeadlock(err)) throw err;
+      }
+    }
+  }
   return ctx.db.connection().execute(async (conn) => {
     await sql`begin immediate`.execute(conn);
     try {

@@ -2,7 +2,7 @@
 // control loop's cooldowns read so a server is not moved again (or back) too soon.
 
 import { sql } from 'kysely';
-import type { StoreContext } from './backend.js';
+import { type StoreContext, writeTransaction } from './backend.js';
 import { StoreError } from './errors.js';
 import { keyCursor, type Page, type PageRequest, pageLimit, toPage } from './paging.js';
 import type { AggregateCooldownsTable, ServerCooldownsTable } from './schema.js';
@@ -61,7 +61,7 @@ export function createCooldownRepository(ctx: StoreContext): CooldownRepository 
       if (move.serverId === '' || move.aggregate === '')
         throw new StoreError('store: a cooldown names its server and aggregate');
       const at = toMs(move.lastMovedAt, `cooldown of ${move.serverId}: lastMovedAt`);
-      await db.transaction().execute(async (trx) => {
+      await writeTransaction(ctx, async (trx) => {
         const server = trx.insertInto('server_cooldowns').values({
           server_id: move.serverId,
           aggregate: move.aggregate,

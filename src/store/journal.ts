@@ -90,10 +90,12 @@ function checkMoves(executionId: string, moves: PlannedMove[]): void {
       throw new StoreError(`${where}.estimatedSeconds must be a number >= 0, got ${m.estimatedSeconds}`);
   });
   moves.forEach((m, i) => {
+    // `after` may name steps outside this execution (moves run earlier, or not approved): the
+    // executor decides what that means. It must still name steps.
     for (const dep of m.after ?? [])
-      if (!seen.has(dep))
+      if (!Number.isInteger(dep) || dep < 1)
         throw new StoreError(
-          `execution ${executionId}: moves[${i}].after names step ${dep}, not in the execution`,
+          `execution ${executionId}: moves[${i}].after must list positive steps, got ${dep}`,
         );
   });
 }

@@ -1,6 +1,7 @@
 // Retention: deletes records older than a configured age, table by table. It never deletes what
 // is still live: a running execution, an open plan (proposed or approved, which the loop may still
-// execute), an unreleased quarantine, or an aggregate's latest data-health verdict.
+// execute), an unreleased quarantine, an aggregate's latest data-health verdict, a host's latest
+// ratio intent (prevention reads it to tell its own writes from someone else's), or a pinned host.
 
 import { sql } from 'kysely';
 import type { StoreContext } from './backend.js';
@@ -15,6 +16,7 @@ export const RETAINED_RECORDS = [
   'cooldowns',
   'costSamples',
   'ratioChanges',
+  'ratioIntents',
   'dataHealth',
   'snapshots',
   'audit',
@@ -25,6 +27,7 @@ export type RetainedRecord = (typeof RETAINED_RECORDS)[number];
  * Maximum age in days per kind of record; an absent kind is kept forever. Ages count from: a
  * plan's last status change, an execution's end, a quarantine's release, a server's last move,
  * and the time of everything else. Keep cooldowns at least as long as the longest cooldown.
+ * Pinned hosts (`ratio_pins`) are live state, never purged.
  */
 export type RetentionPolicy = Partial<Record<RetainedRecord, number>>;
 
@@ -58,6 +61,7 @@ export function createRetention(ctx: StoreContext): RetentionRepository {
         cooldowns: 0,
         costSamples: 0,
         ratioChanges: 0,
+        ratioIntents: 0,
         dataHealth: 0,
         snapshots: 0,
         audit: 0,
@@ -113,6 +117,19 @@ export function createRetention(ctx: StoreContext): RetentionRepository {
             .where('at', '<', cutoff.ratioChanges)
             .executeTakeFirstOrThrow(),
         );
+      if (cutoff.ratioIntents !== undefined) {
+        const latest =
+          backend === 'mysql'
+            ? sql`select id from (select max(id) as id from ratio_intents group by host) as latest`
+            : sql`select max(id) from ratio_intents group by host`;
+        counts.ratioIntents = n(
+          await db
+            .deleteFrom('ratio_intents')
+            .where('at', '<', cutoff.ratioIntents)
+            .where(sql<boolean>`id not in (${latest})`)
+            .executeTakeFirstOrThrow(),
+        );
+      }
       if (cutoff.dataHealth !== undefined) {
         // Each aggregate's latest verdict stays (what the status page shows). MariaDB cannot read
         // the table it deletes from in a subquery, hence the derived table.

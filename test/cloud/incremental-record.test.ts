@@ -220,6 +220,45 @@ describe('IncrementalRecorder on the simulator', () => {
     ).toBe(1.5);
   });
 
+  it('sees a fresh migration that changes-since hides, and reads in full when one is lost', async () => {
+    const w = await world(10, 100);
+    const session = await w.session();
+    // Real Nova: a record whose updated_at is null is invisible to changes-since (issue 13).
+    const hidden = new Set<number>();
+    const list = session.nova.listMigrations.bind(session.nova);
+    session.nova.listMigrations = async (f = {}) =>
+      (await list(f)).filter((m) => !hidden.has(m.id) && !(f.changesSince && m.updatedAt === null));
+    const rec = new IncrementalRecorder(session, { now: w.now });
+    await rec.cycle();
+
+    const used = new Set<string>();
+    const a = movable(w.cloud, used);
+    await session.nova.liveMigrate(a.uuid, destinationFor(w.cloud, a));
+    const fresh = await rec.cycle();
+    expect(fresh.full).toBe(false);
+    expect(fresh.migrations.find((m) => m.serverId === a.uuid)).toMatchObject({
+      status: 'accepted',
+      updatedAt: null,
+    });
+    w.cloud.advance(1);
+    const next = await rec.cycle();
+    expect(next.full).toBe(false);
+    expect(next.migrations.find((m) => m.serverId === a.uuid)?.status).not.toBe('accepted');
+
+    // A fresh record whose first update the window misses (as with clock skew): a full read.
+    const b = movable(w.cloud, used);
+    await session.nova.liveMigrate(b.uuid, destinationFor(w.cloud, b));
+    await rec.cycle();
+    const id = w.cloud.migrations.at(-1)?.id as number;
+    hidden.add(id);
+    w.cloud.advance(1);
+    const lost = await rec.cycle();
+    expect(lost.full).toBe(true);
+    expect(lost.fullReason).toBe(
+      `live migration ${id} left "accepted" unseen by changes-since (clock skew beyond 60 s?)`,
+    );
+  });
+
   it('reads in full periodically, on request and after a long gap, and says why', async () => {
     const w = await world(10, 100);
     const rec = await recorder(w, { fullEveryCycles: 3, maxGapMs: 600_000 });
@@ -236,7 +275,11 @@ describe('IncrementalRecorder on the simulator', () => {
     );
     await overlapping[0];
     rec.requestFullRead('data health: contradictory usage');
-    expect((await rec.cycle()).fullReason).toBe('data health: contradictory usage');
+    const requested = rec.cycle();
+    // Asked while that full read runs: it is for the cycle after.
+    rec.requestFullRead('asked during a read');
+    expect((await requested).fullReason).toBe('data health: contradictory usage');
+    expect((await rec.cycle()).fullReason).toBe('asked during a read');
     w.cloud.advance(601);
     expect((await rec.cycle()).fullReason).toBe('the previous read is more than 600 s old');
     expect(() => new IncrementalRecorder({} as CloudSession, { overlapSeconds: -1 })).toThrow(

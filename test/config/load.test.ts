@@ -141,6 +141,16 @@ describe('parseServiceConfig: every problem names the file, the key, the value a
     ]);
   });
 
+  it('wrong shapes say what was expected', async () => {
+    expect(
+      await problems({ paused: 'yes', budgets: 5, defaults: { windows: 'Sat 22:00 - Sun 06:00 UTC' } }),
+    ).toEqual([
+      'aicerine.yaml: paused: expected true or false, got "yes"',
+      'aicerine.yaml: budgets: expected a mapping, got 5',
+      'aicerine.yaml: defaults.windows: expected a list of windows such as ["Sat 22:00 - Sun 06:00 Europe/Paris"], got "Sat 22:00 - Sun 06:00 UTC"',
+    ]);
+  });
+
   it('rules between keys, reported where the deciding key is set', async () => {
     expect(
       await problems({
@@ -176,7 +186,7 @@ describe('parseServiceConfig: every problem names the file, the key, the value a
       }),
     ).toEqual([
       'aicerine.yaml: aggregates.gold.policy.minGain: expected a non-negative number, got -1',
-      'aicerine.yaml: aggregates.gold.policy: Unrecognized key: "spred"',
+      'aicerine.yaml: aggregates.gold.policy.spred: unknown key (a typo?)',
       "aicerine.yaml: aggregates.silver.policy.aggregates: not used here: an aggregate's policy applies to that aggregate",
     ]);
     expect(await problems({ defaults: { policy: { dimensions: [{ name: 'gpu', weight: 1 }] } } })).toEqual([
@@ -231,7 +241,7 @@ describe('credentials and secrets', () => {
       config: { method: 'application-credential' },
     });
     expect(await problems({ openstack: { reader: { cloud: 'r', inline } } })).toEqual([
-      'aicerine.yaml: openstack.reader: give cloud or inline, not both, got an object',
+      'aicerine.yaml: openstack.reader: give cloud or inline, not both, got a mapping of keys',
     ]);
   });
 

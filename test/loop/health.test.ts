@@ -46,6 +46,11 @@ describe('data-health gate', () => {
     ]);
   });
 
+  it('a left-out host counts only against its own aggregates when they are known', () => {
+    const p = { ...none, hostsLeftOut: ['x', 'y'], leftOutAggregates: { x: ['blue'], y: ['gold', 'blue'] } };
+    expect(run(snap(), p).reasons).toEqual(['partial: host y was left out of the snapshot']);
+  });
+
   it('blocks when too many hosts of the aggregate lack fresh metrics, ignoring other aggregates', () => {
     expect(run(snap(), { ...none, hostsWithoutLoad: ['c'] }).verdict).toBe('ok');
     const v = run(snap(), { ...none, hostsWithoutLoad: ['a'] });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { checkPlan } from '../../src/checker/index.js';
+import { formatPlan } from '../../src/cli/format-plan.js';
 import type { Plan } from '../../src/model/plan.js';
 import type { Snapshot } from '../../src/model/snapshot.js';
 import { planSnapshot } from '../../src/planner/index.js';
@@ -191,6 +192,28 @@ describe('pack', () => {
   });
 });
 
+describe('pack drain order', () => {
+  it('frees more hosts per migration when the budget binds (fewest servers first)', () => {
+    // Emptiest first would spend both moves on b (two small servers) and free one host;
+    // draining a1 and a2 (one server each) frees two with the same two moves.
+    const snap = cluster(
+      [host('a1'), host('a2'), host('b'), host('t')],
+      [
+        server('a1-1', 'a1', { vcpus: 5 }),
+        server('a2-1', 'a2', { vcpus: 6 }),
+        server('b-1', 'b', { vcpus: 1 }),
+        server('b-2', 'b', { vcpus: 1 }),
+        server('t-1', 't', { vcpus: 8 }),
+      ],
+    );
+    const plan = planChecked(snap, policyWith({ mode: 'pack', budget: { maxMoves: 2 } }));
+    expect(plan.aggregates[0]!.hostsFreed.sort()).toEqual(['a1', 'a2']);
+    // Without the budget binding, emptiest first frees the most hosts.
+    const free = planChecked(snap, policyWith({ mode: 'pack', budget: { maxMoves: 50 } }));
+    expect(free.aggregates[0]!.hostsFreed.length).toBeGreaterThanOrEqual(2);
+  });
+});
+
 describe('pack spares', () => {
   it('keeps pack.spareHosts empty hosts: evacuation does not fill the last spare', () => {
     const snap = cluster(
@@ -294,5 +317,48 @@ describe('aggregates and budget', () => {
     const plan = planChecked(snap);
     expect(moves(plan)).toEqual([]);
     expect(unresolved(plan).join('\n')).toMatch(/capacity/);
+  });
+});
+
+describe('soft-group moves', () => {
+  // A perfectly balanced pair of hosts; the soft-anti-affinity group has both members on a.
+  const stacked = () =>
+    cluster(
+      [host('a'), host('b')],
+      [
+        server('w1', 'a', { vcpus: 1, cpu: 1, memMB: 2048 }),
+        server('w2', 'a', { vcpus: 1, cpu: 1, memMB: 2048 }),
+        server('b1', 'b', { vcpus: 1, cpu: 1, memMB: 2048 }),
+        server('b2', 'b', { vcpus: 1, cpu: 1, memMB: 2048 }),
+        server('b3', 'b', { vcpus: 1, cpu: 0.5, memMB: 1024 }),
+        server('a3', 'a', { vcpus: 1, cpu: 0.5, memMB: 1024 }),
+      ],
+      [group('web', 'soft-anti-affinity', ['w1', 'w2'])],
+    );
+
+  it('are labelled as server-group moves and charged against balance openly', () => {
+    const plan = planChecked(stacked());
+    const agg = plan.aggregates[0]!;
+    const m = agg.moves[0]!;
+    expect(m.phase).toBe('affinity');
+    expect(m.reason).toMatch(
+      /^soft group web \(soft-anti-affinity\): one violation fewer .*costs balance: imbalance 0\.0000 -> 0\.0469/,
+    );
+    expect(m.gain).toBeLessThan(0);
+    // The balance it cost is bought back by a spread move (b1 takes w1's place).
+    expect(agg.moves.slice(1).map((x) => `${x.phase}:${x.server}`)).toEqual(['spread:b1']);
+    expect(agg.after.imbalance).toBeLessThanOrEqual(agg.before.imbalance);
+  });
+
+  it('a plan that ends less balanced says what the balance paid for', () => {
+    const plan = planChecked(stacked(), policyWith({ budget: { maxMoves: 1 } }));
+    expect(plan.aggregates[0]!.after.imbalance).toBeGreaterThan(plan.aggregates[0]!.before.imbalance);
+    expect(formatPlan(plan)).toMatch(
+      /imbalance rose 0\.0000 -> 0\.0469: server-group moves \(hard repairs, soft groups\) cost 0\.0469/,
+    );
+  });
+
+  it('are not made when the penalty does not pay for the balance lost', () => {
+    expect(moves(planChecked(stacked(), policyWith({ softGroupPenalty: 0.001 })))).toEqual([]);
   });
 });

@@ -61,9 +61,10 @@ function world(): Snapshot {
     host('s2', 'silver'),
   ];
   const servers = [
-    ...Array.from({ length: 8 }, () => server('g1', 3)),
+    // g1 and s1 run 8 servers at 3.5 busy cores each: 28 of 32 cores, above prevention's 85% hot line.
+    ...Array.from({ length: 8 }, () => server('g1', 3.5)),
     server('g2', 1),
-    ...Array.from({ length: 8 }, () => server('s1', 3)),
+    ...Array.from({ length: 8 }, () => server('s1', 3.5)),
   ];
   return {
     format: 'aicerine-snapshot/1',
@@ -195,5 +196,24 @@ describe('aicerine serve against the simulator', () => {
     expect(report.aggregates.find((a) => a.aggregate === 'gold')!.summary).toBe('paused (this aggregate)');
     expect(report.aggregates.find((a) => a.aggregate === 'silver')!.started).toBeGreaterThan(0);
     r.service.resume('gold');
+  });
+
+  it("prevention lowers a hot host's VCPU ratio in Placement, records and audits it; observe writes nothing", async () => {
+    r = await rig({
+      defaults: { mode: 'observe', vcpuRatio: { target: 4, floor: 2 } },
+      aggregates: { gold: { mode: 'assisted', windows: always } },
+    });
+    const report = await r.service.runCycle();
+    expect(report.prevention).toEqual([
+      { aggregate: 'gold', changes: 1, pinned: 0, dryRun: false },
+      { aggregate: 'silver', changes: 0, pinned: 0, dryRun: true },
+    ]);
+    const history = await r.store.ratioChanges.list({ host: 'g1' });
+    expect(history.items).toEqual([
+      expect.objectContaining({ oldRatio: 4, newRatio: 3.5, by: 'prevention' }),
+    ]);
+    expect((await r.store.ratioChanges.list({ host: 's1' })).items).toEqual([]);
+    const audit = await r.store.audit.list({ action: 'ratio.written' });
+    expect(audit.items.map((a) => a.target)).toEqual(['host:g1']);
   });
 });

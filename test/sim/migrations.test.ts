@@ -1,8 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { estimateMigrationSeconds } from '../../src/planner/cost-model.js';
 import { DEFAULT_POLICY } from '../../src/policy/defaults.js';
-import { abortMigration, forceCompleteMigration, startLiveMigration } from '../../src/sim/migrations.js';
-import { SimError } from '../../src/sim/model.js';
+import {
+  abortMigration,
+  forceCompleteMigration,
+  NO_VALID_HOST,
+  NO_VALID_HOST_PLACEMENT,
+  startLiveMigration,
+} from '../../src/sim/migrations.js';
+import { SimError, DEFAULT_TIMING as T } from '../../src/sim/model.js';
 import { frozenCloud, host, server, snapshot, usage } from './fixtures.js';
 
 const twoHosts = () =>
@@ -16,20 +22,27 @@ describe('live migration timing', () => {
     const m = startLiveMigration(cloud, { serverUuid: id(1), host: 'c2' });
     expect(m.durationSeconds).toBe(expected);
     expect(m.status).toBe('accepted');
+    expect(m.updatedMs).toBeNull();
     expect(cloud.serversByUuid.get(id(1))?.taskState).toBe('migrating');
-    cloud.advance(0.2);
+    cloud.advance(T.scheduleSeconds);
     expect(m.status).toBe('preparing');
-    cloud.advance(1);
+    expect(m.updatedMs).not.toBeNull();
+    cloud.advance(T.prepareSeconds);
     expect(m.status).toBe('running');
-    cloud.advance(expected - 1.2 - 0.01);
+    cloud.advance(expected - T.scheduleSeconds - T.prepareSeconds - 0.01);
     expect(m.status).toBe('running');
     expect(cloud.serversByUuid.get(id(1))?.host).toBe('c1');
     cloud.advance(0.02);
-    expect(m.status).toBe('completed');
+    // The server is done (on c2, ACTIVE, no task state) while its record still says running.
     const s = cloud.serversByUuid.get(id(1));
     expect(s?.host).toBe('c2');
     expect(s?.status).toBe('ACTIVE');
     expect(s?.taskState).toBeNull();
+    expect(m.status).toBe('running');
+    expect(cloud.placement.consumers.has(m.uuid)).toBe(true);
+    cloud.advance(T.completionLagSeconds);
+    expect(m.status).toBe('completed');
+    expect(cloud.placement.consumers.has(m.uuid)).toBe(false);
     expect(cloud.hostsByName.get('c2')?.servers).toContain(s?.order);
     expect(cloud.hostsByName.get('c1')?.servers).not.toContain(s?.order);
   });
@@ -40,7 +53,45 @@ describe('live migration timing', () => {
     const m = startLiveMigration(cloud, { serverUuid: id(1), host: 'c2' });
     cloud.advance(3600);
     expect(m.status).toBe('completed');
-    expect(m.updatedMs).toBe(t0 + m.durationSeconds * 1000);
+    expect(m.updatedMs).toBe(t0 + (m.durationSeconds + T.completionLagSeconds) * 1000);
+  });
+
+  it('takes the timings it is given', () => {
+    const cloud = frozenCloud(twoHosts(), {
+      timing: { scheduleSeconds: 0, prepareSeconds: 0, holdSeconds: 3, completionLagSeconds: 0 },
+    });
+    const m = startLiveMigration(cloud, { serverUuid: id(1), host: 'c2' });
+    cloud.advance(0);
+    expect(m.status).toBe('running');
+    cloud.advance(3);
+    expect(m.status).toBe('completed');
+  });
+});
+
+describe('early refusals below microversion 2.34', () => {
+  it('checks the destination while the API call waits: a refusal throws 400 and leaves an error record', () => {
+    const snap = twoHosts();
+    (snap.hosts[2] as { service: { status: string } }).service.status = 'disabled';
+    const cloud = frozenCloud(snap);
+    // Placement finds no candidate on a disabled host (empty reason); a filter refuses the source.
+    const answers = [
+      ['c3', NO_VALID_HOST_PLACEMENT],
+      ['c1', NO_VALID_HOST],
+    ] as const;
+    for (const [host, message] of answers) {
+      try {
+        startLiveMigration(cloud, { serverUuid: id(1), host, synchronousChecks: true });
+        expect.unreachable();
+      } catch (e) {
+        expect(e).toBeInstanceOf(SimError);
+        expect((e as SimError).status).toBe(400);
+        expect((e as SimError).message).toBe(message);
+      }
+    }
+    expect(cloud.migrations.map((m) => m.status)).toEqual(['error', 'error']);
+    expect(cloud.serversByUuid.get(id(1))?.taskState).toBeNull();
+    const ok = startLiveMigration(cloud, { serverUuid: id(1), host: 'c2', synchronousChecks: true });
+    expect(ok.status).toBe('preparing');
   });
 });
 
@@ -118,6 +169,51 @@ describe('placement claims while migrating', () => {
   });
 });
 
+describe("the scheduler's stale instance view", () => {
+  const grouped = () =>
+    snapshot([host('c1'), host('c2'), host('c3'), host('c4')], [server(1, 'c1'), server(2, 'c2')], {
+      serverGroups: [
+        { id: 'g1', name: 'g', policy: 'anti-affinity', members: [id(1), id(2)], projectId: 'p' },
+      ],
+    });
+
+  it('refuses a sibling the host a member just left, until the sync interval has passed', () => {
+    const cloud = frozenCloud(grouped());
+    const a = startLiveMigration(cloud, { serverUuid: id(1), host: 'c3' });
+    cloud.advance(60);
+    expect(a.status).toBe('completed');
+    const b = startLiveMigration(cloud, { serverUuid: id(2), host: 'c1' });
+    cloud.advance(T.scheduleSeconds);
+    expect(b.status).toBe('error');
+    expect(cloud.lastErrors.get(b.id)).toMatch(/still counts 1 moved group member/);
+    // The member itself may go back where the scheduler still sees it.
+    cloud.advance(T.schedulerSyncSeconds);
+    const b2 = startLiveMigration(cloud, { serverUuid: id(2), host: 'c1' });
+    cloud.advance(60);
+    expect(b2.status).toBe('completed');
+  });
+
+  it('counts a rolled-back member on the destination it did not reach', () => {
+    const cloud = frozenCloud(grouped());
+    cloud.failServers.add(id(1));
+    const a = startLiveMigration(cloud, { serverUuid: id(1), host: 'c3' });
+    cloud.advance(60);
+    expect(a.status).toBe('failed');
+    const b = startLiveMigration(cloud, { serverUuid: id(2), host: 'c3' });
+    cloud.advance(T.scheduleSeconds);
+    expect(b.status).toBe('error');
+  });
+
+  it('has no memory when the sync interval is 0', () => {
+    const cloud = frozenCloud(grouped(), { timing: { schedulerSyncSeconds: 0 } });
+    startLiveMigration(cloud, { serverUuid: id(1), host: 'c3' });
+    cloud.advance(60);
+    const b = startLiveMigration(cloud, { serverUuid: id(2), host: 'c1' });
+    cloud.advance(60);
+    expect(b.status).toBe('completed');
+  });
+});
+
 describe('max_concurrent_live_migrations', () => {
   it('queues outgoing migrations beyond the host limit and starts them as slots free', () => {
     const cloud = frozenCloud(twoHosts());
@@ -169,8 +265,15 @@ describe('abort, force-complete and failures', () => {
     cloud.advance(2);
     expect(() => abortMigration(cloud, id(2), b.id, false)).toThrow(/is queued. Cannot abort live migration/);
     abortMigration(cloud, id(2), b.id, true);
+    // The lab takes about 2 s to show it; the claim is held until then.
+    expect(b.status).toBe('queued');
+    expect(usage(cloud, 'c3')).toBe(8192);
+    cloud.advance(T.queuedAbortSeconds);
     expect(b.status).toBe('cancelled');
     expect(usage(cloud, 'c3')).toBe(0);
+    // It never started, even though its slot freed up meanwhile.
+    cloud.advance(3600);
+    expect(b.status).toBe('cancelled');
   });
 
   it('refuses to abort or force a migration that is not running', () => {
@@ -184,14 +287,16 @@ describe('abort, force-complete and failures', () => {
     );
   });
 
-  it('force-completes a running migration within a second', () => {
+  it('force-completes a running migration within a second, the record a moment after the server', () => {
     const snap = snapshot([host('c1'), host('c2')], [server(1, 'c1', 32768, { dirtyRateMBps: 2000 })]);
     const cloud = frozenCloud(snap);
     const m = startLiveMigration(cloud, { serverUuid: id(1), host: 'c2' });
     cloud.advance(2);
     expect(m.durationSeconds).toBeGreaterThan(30);
     forceCompleteMigration(cloud, id(1), m.id);
-    cloud.advance(1);
+    cloud.advance(T.forceCompleteSeconds);
+    expect(m.status).toBe('running');
+    cloud.advance(T.completionLagSeconds);
     expect(m.status).toBe('completed');
     expect(cloud.serversByUuid.get(id(1))?.host).toBe('c2');
   });
@@ -206,6 +311,7 @@ describe('abort, force-complete and failures', () => {
     expect(b.status).toBe('completed');
     expect(cloud.serversByUuid.get(id(1))?.host).toBe('c1');
     expect(usage(cloud, 'c2')).toBe(0);
+    expect(a.updatedMs).toBe(a.runEndsMs as number);
     cloud.failAllMigrations = true;
     const c = startLiveMigration(cloud, { serverUuid: id(3), host: 'c2' });
     cloud.advance(3600);

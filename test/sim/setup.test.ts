@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_TIMING, parseTimingSpec } from '../../src/sim/model.js';
 import { chooseLoadModel, parseSynthSpec, setupSim } from '../../src/sim/setup.js';
 
 describe('parseSynthSpec', () => {
@@ -19,6 +20,31 @@ describe('parseSynthSpec', () => {
     );
     expect(() => parseSynthSpec('40,100')).toThrow(/groups is missing/);
     expect(() => parseSynthSpec('cores=4')).toThrow(/part 1/);
+  });
+});
+
+describe('parseTimingSpec (--timing)', () => {
+  it('reads KEY=SECONDS for a known timing and says what is wrong otherwise', () => {
+    expect(parseTimingSpec('completionLagSeconds=0')).toEqual({ completionLagSeconds: 0 });
+    expect(parseTimingSpec('scheduleSeconds=0.25')).toEqual({ scheduleSeconds: 0.25 });
+    expect(() => parseTimingSpec('lagSeconds=1')).toThrow(
+      /--timing lagSeconds=1: expected KEY=SECONDS with KEY one of scheduleSeconds/,
+    );
+    expect(() => parseTimingSpec('holdSeconds=-1')).toThrow(
+      '--timing holdSeconds=-1: expected seconds >= 0, got "-1"',
+    );
+  });
+
+  it('reaches the cloud through setupSim, the rest staying at the lab defaults', async () => {
+    const { cloud } = await setupSim({
+      synth: '4,10,1,1',
+      load: 'generated',
+      speed: 0,
+      timing: { completionLagSeconds: 0 },
+      migrationProgress: true,
+    });
+    expect(cloud.timing).toEqual({ ...DEFAULT_TIMING, completionLagSeconds: 0 });
+    expect(cloud.migrationProgress).toBe(true);
   });
 });
 

@@ -15,38 +15,37 @@ const WRITER = fileURLToPath(new URL('./fixtures/journal-writer.ts', import.meta
 const PROGRESS: MoveState[] = ['pending', 'issuing', 'migrating', 'completed'];
 const MOVES = 150;
 
-/** Runs the writer until it has printed `acks` acknowledgements, then kills it with SIGKILL. */
+/**
+ * Runs the writer until it has printed `acks` acknowledgements, kills it with SIGKILL, and returns
+ * every line it printed before it died (the pipe keeps what was written but not yet read, so
+ * lines printed after the threshold count too: the child acknowledged them).
+ */
 function writeUntilKilled(optionsJson: string, executionId: string, acks: number): Promise<string[]> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [RUNNER, WRITER, optionsJson, executionId, String(MOVES)], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    const lines: string[] = [];
-    let buffered = '';
+    let stdout = '';
     let stderr = '';
     let killed = false;
     child.stdout.setEncoding('utf8');
     child.stdout.on('data', (chunk: string) => {
-      buffered += chunk;
-      const parts = buffered.split('\n');
-      buffered = parts.pop() ?? '';
-      for (const line of parts) {
-        if (killed) return;
-        lines.push(line);
-        if (lines.length >= acks) {
-          killed = true;
-          child.kill('SIGKILL');
-        }
+      stdout += chunk;
+      if (!killed && stdout.split('\n').length - 1 >= acks) {
+        killed = true;
+        child.kill('SIGKILL');
       }
     });
     child.stderr.on('data', (chunk: Buffer) => {
       stderr += chunk.toString();
     });
-    child.on('exit', (_code, signal) => {
+    child.on('close', (code, signal) => {
+      // Only whole lines: a line cut by the kill was not acknowledged.
+      const lines = stdout.split('\n').slice(0, -1);
       if (signal === 'SIGKILL' && killed) resolve(lines);
       else
         reject(
-          new Error(`writer ended on its own (${signal ?? _code}) after ${lines.length} acks:\n${stderr}`),
+          new Error(`writer ended on its own (${signal ?? code}) after ${lines.length} acks:\n${stderr}`),
         );
     });
   });

@@ -90,16 +90,22 @@ describe.each(testBackends().map((b) => [b.name, b] as const))(
         await expect(createExecution(store, 'exec-2', dup)).rejects.toThrow(
           /moves\[2\]\.step 1 appears twice/,
         );
-        const dangling = plannedMoves(2);
-        dangling[1]!.after = [9];
-        await expect(createExecution(store, 'exec-3', dangling)).rejects.toThrow(/after names step 9/);
+        const subset = plannedMoves(2);
+        subset[1]!.after = [9]; // a step outside the execution (run earlier, or not approved)
+        await createExecution(store, 'exec-3', subset);
+        expect((await store.listMoves('exec-3'))[1]!.after).toEqual([9]);
+        const negative = plannedMoves(1);
+        negative[0]!.after = [0];
+        await expect(createExecution(store, 'exec-5', negative)).rejects.toThrow(
+          /after must list positive steps/,
+        );
         await expect(
           store.createExecution(
             { id: 'exec-4', aggregate: 'gold', planId: null, startedAt: '2026-11-30 12:00', startedBy: 'x' },
             [],
           ),
         ).rejects.toThrow(/startedAt must be an ISO-8601 time/);
-        for (const id of ['exec-2', 'exec-3', 'exec-4']) expect(await store.getExecution(id)).toBeNull();
+        for (const id of ['exec-2', 'exec-4', 'exec-5']) expect(await store.getExecution(id)).toBeNull();
       });
 
       it('transitions a move only from the expected state (compare-and-set)', async () => {

@@ -61,7 +61,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   if (mariadbd === null || installDb === null) {
     const message =
       'MariaDB is not installed (mariadbd / mariadb-install-db not found): the store tests on MariaDB ' +
-      "cannot run. Install Debian's mariadb-server (see .ci/apt-packages.txt).";
+      "cannot run. Install Debian's mariadb-server-core and mariadb-client-core (.ci/apt-packages.txt).";
     if (process.env.CI === 'true') throw new Error(`${message} CI=true: failing the run.`);
     console.warn(
       `\n${'!'.repeat(100)}\n!!! ${message}\n!!! SKIPPING every MariaDB store test.\n${'!'.repeat(100)}\n`,

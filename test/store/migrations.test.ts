@@ -87,6 +87,28 @@ describe.each(testBackends().map((b) => [b.name, b] as const))(
         }
       });
 
+      it.runIf(backend.name === 'sqlite')(
+        'backs up a live store with VACUUM INTO (docs/store.md)',
+        async () => {
+          const { options, cleanup } = await backend.fresh();
+          try {
+            if (options.kind !== 'sqlite') throw new Error('sqlite only');
+            const store = await openStore(options);
+            await store.audit.record({ actor: 'a', action: 'x', target: 't', at: '2026-11-30T12:00:00Z' });
+            const copy = `${options.path}.backup`;
+            const db = new BetterSqlite3(options.path);
+            db.prepare('vacuum into ?').run(copy);
+            db.close();
+            await store.close();
+            const restored = await openStore({ kind: 'sqlite', path: copy });
+            expect((await restored.audit.list()).items.map((e) => e.action)).toEqual(['x']);
+            await restored.close();
+          } finally {
+            await cleanup();
+          }
+        },
+      );
+
       it.runIf(backend.name === 'mariadb')(
         'creates InnoDB tables with an exact (binary) collation',
         async () => {

@@ -101,6 +101,22 @@ async function fill(store: Store): Promise<{ livePlan: string; oldPlan: string; 
     await store.snapshots.record({ takenAt: daysAgo(d), recordedAt: daysAgo(d) });
     await store.audit.record({ actor: 'a', action: 'x', target: 't', at: daysAgo(d) });
   }
+  // Prevention's intents: h1 has an old and a recent one, h2 only an old one (its latest: kept).
+  const intent = (host: string, days: number) =>
+    store.ratioSink.record({
+      changeId: `${host}-${days}`,
+      host,
+      rpUuid: `rp-${host}`,
+      aggregate: 'gold',
+      from: 4,
+      to: 3,
+      reason: 'hot',
+      state: 'intended',
+      at: daysAgo(days),
+    });
+  await intent('h1', 40);
+  await intent('h1', 1);
+  await intent('h2', 40);
   // gold: an old verdict and a recent one; silver: only an old one, which stays as its latest.
   await store.dataHealth.record({ aggregate: 'gold', verdict: 'ok', reasons: [], at: daysAgo(40) });
   await store.dataHealth.record({ aggregate: 'gold', verdict: 'ok', reasons: [], at: daysAgo(1) });
@@ -136,6 +152,7 @@ describe.each(testBackends().map((b) => [b.name, b] as const))(
             cooldowns: 30,
             costSamples: 30,
             ratioChanges: 30,
+            ratioIntents: 30,
             dataHealth: 30,
             snapshots: 30,
             audit: 30,
@@ -149,6 +166,7 @@ describe.each(testBackends().map((b) => [b.name, b] as const))(
           cooldowns: 2,
           costSamples: 1,
           ratioChanges: 1,
+          ratioIntents: 1,
           dataHealth: 1,
           snapshots: 1,
           audit: 1,
@@ -168,6 +186,8 @@ describe.each(testBackends().map((b) => [b.name, b] as const))(
         expect(await store.cooldowns.getAggregate('old-agg')).toBeNull();
         expect(await store.cooldowns.getServer('c-new')).not.toBeNull();
         expect((await store.dataHealth.list()).items.map((r) => r.aggregate)).toEqual(['silver', 'gold']);
+        const last = await store.ratioSink.lastChanges();
+        expect([...last.values()].map((c) => c.changeId).sort()).toEqual(['h1-1', 'h2-40']);
         expect((await store.audit.list()).items).toHaveLength(1);
         expect((await store.costSamples.list()).items).toHaveLength(1);
         expect((await store.ratioChanges.list()).items).toHaveLength(1);

@@ -48,7 +48,7 @@ export function register(program: Command): void {
       if (flags.site && flags.config)
         throw new Error('--site and --config: give one (--config is the newer form)');
       let site: SiteDeclarations | undefined;
-      let source = {};
+      let source: ReturnType<typeof sessionSourceFor> = {};
       if (flags.config) {
         const loaded = await loadServiceConfig(flags.config);
         for (const w of loaded.warnings) process.stderr.write(`warning: ${w}\n`);
@@ -58,8 +58,8 @@ export function register(program: Command): void {
         site = parseSiteDeclarations(await readSettingsFile(flags.site), flags.site);
       }
       const session = await openSession({
-        ...source,
-        ...(flags.cloud ? { load: { cloud: flags.cloud } } : {}),
+        // --cloud wins over the configuration's reader credential.
+        ...(flags.cloud ? { load: { cloud: flags.cloud } } : source),
         logger: createLogger({ level: flags.verbose ? 'debug' : 'warn' }),
       });
       const report = await runChecks(session, {

@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { cloudsYaml, envExports, SIM_DEFAULT_PASSWORD } from '../../sim/connect-info.js';
 import { startSimServer } from '../../sim/http/server.js';
+import { parseTimingSpec } from '../../sim/model.js';
 import { type LoadChoice, setupSim } from '../../sim/setup.js';
 import { describeCommand } from '../command-list.js';
 import { parseIntegerOption, parseNumberOption, parsePortOption } from '../numbers.js';
@@ -16,6 +17,8 @@ interface SimFlags {
   password: string;
   maxLiveMigrations?: string;
   pinCpuRatio: string[];
+  timing: string[];
+  migrationProgress?: boolean;
   verbose?: boolean;
 }
 
@@ -59,6 +62,16 @@ export function register(program: Command): void {
       collect,
       [],
     )
+    .option(
+      '--timing <key=seconds>',
+      'live-migration timing, e.g. scheduleSeconds=0.2 or completionLagSeconds=0 (docs/simulator.md); repeatable',
+      collect,
+      [],
+    )
+    .option(
+      '--migration-progress',
+      'report memory_* progress of running migrations (libvirt) instead of null',
+    )
     .option('-v, --verbose', 'log every request')
     .action(async (flags: SimFlags) => {
       const port = parsePortOption('--port', flags.port);
@@ -73,6 +86,8 @@ export function register(program: Command): void {
         load: flags.load as LoadChoice,
         tracePath: flags.trace,
         maxConcurrentLiveMigrations: maxLm,
+        timing: Object.assign({}, ...flags.timing.map(parseTimingSpec)),
+        migrationProgress: flags.migrationProgress === true,
       });
       for (const spec of flags.pinCpuRatio) {
         const pin = parsePin(spec);

@@ -1,6 +1,8 @@
 // Phase 3 (pack): free whole hosts. A host is drained only when every one of its servers can
-// leave (planned as a unit: all its moves or none), emptiest hosts first, each server to the
-// fullest host that still fits (best fit) below pack.maxFill. Empty hosts are never filled:
+// leave (planned as a unit: all its moves or none), each server to the fullest host that still
+// fits (best fit) below pack.maxFill. Two drain orders are tried per aggregate (emptiest hosts
+// first; fewest servers first, which frees more hosts per migration when the budget binds) and
+// the one that frees more hosts, then with fewer moves, is kept. Empty hosts are never filled:
 // they are the spares.
 
 import { firstRejection } from '../constraints/index.js';
@@ -8,34 +10,68 @@ import type { PlanContext } from '../context.js';
 import type { ClusterState } from '../state.js';
 import { tightness } from './destination-search.js';
 
+/** Drain orders tried per aggregate; the one that frees more hosts (then with fewer moves) is kept. */
+const ORDERS: ReadonlyArray<(state: ClusterState, a: number, b: number) => number> = [
+  // Emptiest first: frees the most hosts when the budget is not what stops it.
+  (state, a, b) => fill(state, a) - fill(state, b),
+  // Fewest servers first: the most hosts freed per migration when the budget binds.
+  (state, a, b) => state.on[a]!.size - state.on[b]!.size || fill(state, a) - fill(state, b),
+];
+
 export function pack(ctx: PlanContext): void {
   const { state } = ctx;
   for (const agg of state.aggregates) {
-    const drained = new Set<number>();
-    const candidates = agg.hosts
-      .filter((h) => state.hosts[h]!.usable && state.on[h]!.size > 0)
-      .filter((h) => [...state.on[h]!].every((s) => ctx.movable(s)))
-      .sort((a, b) => fill(state, a) - fill(state, b) || a - b);
-    for (const host of candidates) {
-      if (ctx.budgetLeft <= 0) return;
-      const servers = [...state.on[host]!];
-      if (servers.length > ctx.budgetLeft || !servers.every((s) => ctx.movable(s))) continue;
-      servers.sort((a, b) => bulk(state, b) - bulk(state, a) || a - b);
-      const reason = `freeing ${state.hosts[host]!.name} (${servers.length} servers, ${Math.round(fill(state, host) * 100)}% allocated before)`;
-      drained.add(host);
-      let done = 0;
-      for (const s of servers) {
-        const to = bestFit(ctx, s, agg.hosts, drained);
-        if (to < 0) break;
-        ctx.record(s, to, 'pack', reason);
-        done++;
+    const start = ctx.moves[agg.index]!.length;
+    let best = -1;
+    let bestFreed = -1;
+    let bestMoves = 0;
+    ORDERS.forEach((order, i) => {
+      const freed = drainHosts(ctx, agg.index, order);
+      const moves = ctx.moves[agg.index]!.length - start;
+      if (freed > bestFreed || (freed === bestFreed && moves < bestMoves)) {
+        best = i;
+        bestFreed = freed;
+        bestMoves = moves;
       }
-      if (done < servers.length) {
-        ctx.unrecord(agg.index, done);
-        drained.delete(host);
-      }
+      ctx.unrecord(agg.index, moves);
+    });
+    if (best >= 0) drainHosts(ctx, agg.index, ORDERS[best]!);
+  }
+}
+
+/** Drains whole hosts of one aggregate in the given order; returns how many it freed. */
+function drainHosts(
+  ctx: PlanContext,
+  agg: number,
+  order: (state: ClusterState, a: number, b: number) => number,
+): number {
+  const { state } = ctx;
+  const hosts = state.aggregates[agg]!.hosts;
+  const drained = new Set<number>();
+  const candidates = hosts
+    .filter((h) => state.hosts[h]!.usable && state.on[h]!.size > 0)
+    .filter((h) => [...state.on[h]!].every((s) => ctx.movable(s)))
+    .sort((a, b) => order(state, a, b) || a - b);
+  for (const host of candidates) {
+    if (ctx.budgetLeft <= 0) break;
+    const servers = [...state.on[host]!];
+    if (servers.length > ctx.budgetLeft || !servers.every((s) => ctx.movable(s))) continue;
+    servers.sort((a, b) => bulk(state, b) - bulk(state, a) || a - b);
+    const reason = `freeing ${state.hosts[host]!.name} (${servers.length} servers, ${Math.round(fill(state, host) * 100)}% allocated before)`;
+    drained.add(host);
+    let done = 0;
+    for (const s of servers) {
+      const to = bestFit(ctx, s, hosts, drained);
+      if (to < 0) break;
+      ctx.record(s, to, 'pack', reason);
+      done++;
+    }
+    if (done < servers.length) {
+      ctx.unrecord(agg, done);
+      drained.delete(host);
     }
   }
+  return drained.size;
 }
 
 function bestFit(ctx: PlanContext, server: number, hosts: number[], drained: Set<number>): number {

@@ -30,6 +30,7 @@ export function controlRoutes(cloud: SimCloud, faults: FaultInjector): Route[] {
       failMigrations: { all: cloud.failAllMigrations, servers: [...cloud.failServers] },
       faults: faults.list(),
       timing: cloud.timing,
+      migrationProgress: cloud.migrationProgress,
     };
   };
 

@@ -99,8 +99,11 @@ export function keystoneRoutes(ks: KeystoneState, catalog: (origin: string) => C
       const ac = isRecord(identity.application_credential) ? identity.application_credential : {};
       const secret = str(ac.secret) ?? '';
       let cred: AppCredential | undefined;
-      if (str(ac.id)) cred = ks.appCredentials.get(str(ac.id) as string);
-      else if (str(ac.name)) {
+      if (str(ac.id)) {
+        cred = ks.appCredentials.get(str(ac.id) as string);
+        // Keystone looks the credential up by id before checking anything else.
+        if (!cred) return `notfound:Could not find Application Credential: ${str(ac.id)}.`;
+      } else if (str(ac.name)) {
         const u = isRecord(ac.user) ? ac.user : {};
         const owner = str(u.id) ? ks.users.get(str(u.id) as string) : ks.userByName(str(u.name) ?? '');
         cred = [...ks.appCredentials.values()].find((c) => c.name === ac.name && c.userId === owner?.id);
@@ -208,6 +211,7 @@ export function keystoneRoutes(ks: KeystoneState, catalog: (origin: string) => C
       const r = authenticate(ctx);
       if (typeof r === 'string') {
         if (r.startsWith('bad:')) return keystoneError(ctx, 400, r.slice(4));
+        if (r.startsWith('notfound:')) return keystoneError(ctx, 404, r.slice(9));
         return keystoneError(ctx, 401, r);
       }
       const nocatalog = ctx.query.has('nocatalog');
@@ -215,8 +219,11 @@ export function keystoneRoutes(ks: KeystoneState, catalog: (origin: string) => C
     }),
     route('GET', '/v3/auth/tokens', (ctx) => {
       if (!requireToken(ctx)) return;
-      const subject = ks.validate(ctx.req.headers['x-subject-token'] as string | undefined, wallNow());
-      if (!subject) return keystoneError(ctx, 404, 'Could not find token.');
+      const subjectToken = ctx.req.headers['x-subject-token'] as string | undefined;
+      const subject = ks.validate(subjectToken, wallNow());
+      if (!subject) {
+        return keystoneError(ctx, 404, ks.refusal(subjectToken, wallNow()) ?? 'Could not find token.');
+      }
       sendJson(ctx, 200, tokenBody(ctx, subject, !ctx.query.has('nocatalog')), {
         'X-Subject-Token': subject.token,
       });
@@ -263,8 +270,9 @@ export function keystoneRoutes(ks: KeystoneState, catalog: (origin: string) => C
       const c = ks.appCredentials.get(credId as string);
       if (!c || c.userId !== userId)
         return keystoneError(ctx, 404, `Could not find Application Credential: ${credId}.`);
+      // Its tokens stay issued: Keystone refuses them from now on, but services that have
+      // them cached (keystonemiddleware) keep accepting them for a while, as in the lab.
       ks.appCredentials.delete(c.id);
-      for (const [tok, info] of ks.tokens) if (info.appCredential?.id === c.id) ks.tokens.delete(tok);
       sendEmpty(ctx, 204);
     }),
     route('POST', '/v3/users/{id}/application_credentials', (ctx, [userId]) => {

@@ -384,19 +384,20 @@ export function migrationView(v: ViewCtx, m: SimMigration): Record<string, unkno
 
 export function serverMigrationView(v: ViewCtx, m: SimMigration): Record<string, unknown> {
   const dest = m.dest ? v.cloud.hostsByName.get(m.dest) : undefined;
-  const mem = memoryProgress(v.cloud, m);
+  // Nova fills these from the driver's job info; the lab's fake driver never does.
+  const mem = v.cloud.migrationProgress ? memoryProgress(v.cloud, m) : null;
   const out: Record<string, unknown> = {
     created_at: novaTime(m.createdMs),
     dest_compute: m.dest,
     dest_host: dest?.hostIp ?? null,
     dest_node: m.dest,
-    disk_processed_bytes: 0,
-    disk_remaining_bytes: 0,
-    disk_total_bytes: 0,
+    disk_processed_bytes: mem && 0,
+    disk_remaining_bytes: mem && 0,
+    disk_total_bytes: mem && 0,
     id: m.id,
-    memory_processed_bytes: mem.processed,
-    memory_remaining_bytes: mem.remaining,
-    memory_total_bytes: mem.total,
+    memory_processed_bytes: mem?.processed ?? null,
+    memory_remaining_bytes: mem?.remaining ?? null,
+    memory_total_bytes: mem?.total ?? null,
     server_uuid: m.server.uuid,
     source_compute: m.source,
     source_node: m.source,

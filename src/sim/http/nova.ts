@@ -1,6 +1,11 @@
 // Nova v2.1: the calls Aicerine and the openstack CLI make, with Nova's microversion handling,
 // pagination (limit/marker and `*_links` next), policy checks and fault bodies.
-import { abortMigration, forceCompleteMigration, startLiveMigration } from '../migrations.js';
+import {
+  ASYNC_LIVE_MIGRATE_CHECKS,
+  abortMigration,
+  forceCompleteMigration,
+  startLiveMigration,
+} from '../migrations.js';
 import {
   NOVA_MAX_LIMIT,
   type SimCloud,
@@ -10,6 +15,7 @@ import {
   type SimServer,
   upperBound,
 } from '../model.js';
+import { pauseOrUnpause } from '../pause.js';
 import { deleteServer } from '../server-lifecycle.js';
 import { atLeast, fmt, NOVA_VERSIONS, requestedVersion, type Version } from './microversion.js';
 import {
@@ -306,12 +312,31 @@ export function novaRoutes(cloud: SimCloud): Route[] {
     ),
     route(
       'GET',
+      '/v2.1/os-hypervisors/statistics',
+      wrap('os_compute_api:os-hypervisors:statistics', (ctx, v) => {
+        // Removed at 2.88 (Placement is the source of these numbers).
+        if (atLeast(v.version, 2, 88)) throw new Fault(404, 'The resource could not be found.');
+        sendJson(ctx, 200, { hypervisor_statistics: hypervisorStatistics(v, cloud.hosts) });
+      }),
+    ),
+    route(
+      'GET',
+      '/v2.1/os-hypervisors/{id}/uptime',
+      wrap('os_compute_api:os-hypervisors:uptime', (ctx, v, [id]) => {
+        // Removed at 2.88: the uptime is in GET /os-hypervisors/{id} instead.
+        if (atLeast(v.version, 2, 88)) throw new Fault(404, 'The resource could not be found.');
+        const h = findHypervisor(cloud, v, id as string);
+        const { id: hid, hypervisor_hostname, state, status } = hypervisorView(v, h, false, false);
+        sendJson(ctx, 200, {
+          hypervisor: { id: hid, hypervisor_hostname, state, status, uptime: hypervisorUptime(cloud) },
+        });
+      }),
+    ),
+    route(
+      'GET',
       '/v2.1/os-hypervisors/{id}',
       wrap('os_compute_api:os-hypervisors:show', (ctx, v, [id]) => {
-        const h = atLeast(v.version, 2, 53)
-          ? cloud.hostsByNodeUuid.get(id as string)
-          : cloud.hosts[Number(id) - 1];
-        if (!h) throw new Fault(404, `Hypervisor with ID ${id} could not be found.`);
+        const h = findHypervisor(cloud, v, id as string);
         sendJson(ctx, 200, {
           hypervisor: hypervisorView(v, h, true, ctx.query.get('with_servers') === 'true'),
         });
@@ -367,6 +392,51 @@ export function novaRoutes(cloud: SimCloud): Route[] {
       wrap('os_compute_api:os-migrations:index', (ctx, v) => listMigrations(ctx, v, cloud)),
     ),
   ];
+}
+
+const UUID_RE = /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i;
+
+/** A hypervisor by id: its integer position before 2.53, its node UUID from then on. */
+function findHypervisor(cloud: SimCloud, v: ViewCtx, id: string): SimHost {
+  if (atLeast(v.version, 2, 53) && !UUID_RE.test(id)) throw new Fault(400, `Invalid uuid ${id}`);
+  const h = atLeast(v.version, 2, 53)
+    ? cloud.hostsByNodeUuid.get(id)
+    : /^\d+$/.test(id)
+      ? cloud.hosts[Number(id) - 1]
+      : undefined;
+  if (!h) throw new Fault(404, `Hypervisor with ID '${id}' could not be found.`);
+  return h;
+}
+
+/** The sums GET /os-hypervisors/statistics reports (before 2.88), from the detail view's numbers. */
+function hypervisorStatistics(v: ViewCtx, hosts: readonly SimHost[]): Record<string, number> {
+  const keys = [
+    'vcpus',
+    'memory_mb',
+    'local_gb',
+    'vcpus_used',
+    'memory_mb_used',
+    'local_gb_used',
+    'free_ram_mb',
+    'free_disk_gb',
+    'current_workload',
+    'running_vms',
+    'disk_available_least',
+  ] as const;
+  const out: Record<string, number> = { count: hosts.length };
+  for (const k of keys) out[k] = 0;
+  for (const h of hosts) {
+    const row = hypervisorView(v, h, true, false);
+    for (const k of keys) out[k] = (out[k] as number) + (typeof row[k] === 'number' ? (row[k] as number) : 0);
+  }
+  return out;
+}
+
+/** `uptime` output as libvirt's driver reports it, from the simulator's clock. */
+function hypervisorUptime(cloud: SimCloud): string {
+  const now = new Date(cloud.nowMs());
+  const hms = now.toISOString().slice(11, 19);
+  return ` ${hms} up 42 days,  1:00,  0 users,  load average: 0.00, 0.00, 0.00`;
 }
 
 function visibleServer(ctx: Ctx, cloud: SimCloud, id: string): SimServer {
@@ -545,7 +615,13 @@ function listMigrations(ctx: Ctx, v: ViewCtx, cloud: SimCloud): void {
   const type = q.get('migration_type');
   const sourceCompute = q.get('source_compute');
   const since = paged ? parseTime(q.get('changes-since'), 'changes-since') : undefined;
+  if (paged && !atLeast(v.version, 2, 66) && q.has('changes-before')) {
+    throw new Fault(400, "Additional properties are not allowed ('changes-before' was unexpected)");
+  }
   const before = atLeast(v.version, 2, 66) ? parseTime(q.get('changes-before'), 'changes-before') : undefined;
+  if (since !== undefined && before !== undefined && since > before) {
+    throw new Fault(400, 'The value of changes-since must be less than or equal to changes-before.');
+  }
   const projectId = atLeast(v.version, 2, 80) ? q.get('project_id') : null;
   const userId = atLeast(v.version, 2, 80) ? q.get('user_id') : null;
   if (type !== null && type !== 'live-migration') {
@@ -567,9 +643,11 @@ function listMigrations(ctx: Ctx, v: ViewCtx, cloud: SimCloud): void {
     if (host !== null && m.source !== host && m.dest !== host) continue;
     if (status !== null && m.status !== status) continue;
     if (sourceCompute !== null && m.source !== sourceCompute) continue;
-    const changed = m.updatedMs ?? m.createdMs;
-    if (since !== undefined && changed < since) continue;
-    if (before !== undefined && changed > before) continue;
+    // Nova compares updated_at, which is null until the record is first saved again: a
+    // migration the conductor has not picked up yet matches neither filter.
+    if ((since !== undefined || before !== undefined) && m.updatedMs === null) continue;
+    if (since !== undefined && (m.updatedMs as number) < since) continue;
+    if (before !== undefined && (m.updatedMs as number) > before) continue;
     if (projectId !== null && m.projectId !== projectId) continue;
     if (userId !== null && m.userId !== userId) continue;
     out.push(m);
@@ -673,7 +751,22 @@ function serverAction(ctx: Ctx, v: ViewCtx, cloud: SimCloud, id: string): void {
     const host = args.host === null || args.host === undefined ? null : str(args.host);
     if (host === undefined)
       throw new Fault(400, `Invalid input for field/attribute host. Value: ${String(args.host)}.`);
-    startLiveMigration(cloud, { serverUuid: s.uuid, host, userId: ctx.token.userId });
+    startLiveMigration(cloud, {
+      serverUuid: s.uuid,
+      host,
+      userId: ctx.token.userId,
+      synchronousChecks: !atLeast(
+        v.version,
+        ASYNC_LIVE_MIGRATE_CHECKS.major,
+        ASYNC_LIVE_MIGRATE_CHECKS.minor,
+      ),
+    });
+    sendEmpty(ctx, 202, { 'Content-Type': 'application/json' });
+    return;
+  }
+  if ('pause' in body || 'unpause' in body) {
+    const action = 'pause' in body ? 'pause' : 'unpause';
+    pauseOrUnpause(cloud, visibleServer(ctx, cloud, id), action);
     sendEmpty(ctx, 202, { 'Content-Type': 'application/json' });
     return;
   }

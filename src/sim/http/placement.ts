@@ -302,12 +302,16 @@ export function placementRoutes(cloud: SimCloud): Route[] {
     route(
       'GET',
       '/resource_providers/{uuid}/allocations',
-      wrap((ctx, _v, [uuid]) => {
+      wrap((ctx, v, [uuid]) => {
         const rp = rpOr404(uuid as string);
         const allocations: Record<string, unknown> = {};
         for (const c of rp.consumers) {
-          const a = p.allocationsOf(c).get(rp.uuid);
-          if (a) allocations[c] = { resources: Object.fromEntries(a) };
+          const consumer = p.consumers.get(c);
+          const a = consumer?.allocations.get(rp.uuid);
+          if (!consumer || !a) continue;
+          const entry: Record<string, unknown> = { resources: Object.fromEntries(a) };
+          if (atLeast(v, 1, 28)) entry.consumer_generation = consumer.generation;
+          allocations[c] = entry;
         }
         sendJson(ctx, 200, { allocations, resource_provider_generation: rp.generation });
       }),
@@ -332,6 +336,8 @@ export function placementRoutes(cloud: SimCloud): Route[] {
           body.user_id = c.userId;
         }
         if (c && atLeast(v, 1, 28)) body.consumer_generation = c.generation;
+        // Nova (26) writes no consumer type, so Placement reports every consumer as unknown.
+        if (c && atLeast(v, 1, 38)) body.consumer_type = 'unknown';
         sendJson(ctx, 200, body);
       }),
     ),

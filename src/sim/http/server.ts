@@ -214,7 +214,11 @@ export async function startSimServer(options: SimServerOptions): Promise<SimServ
       } else ctx.body = raw;
     }
     if (svc.type !== null && !svc.open.has(ctx.path)) {
-      const token = keystone.validate(req.headers['x-auth-token'] as string | undefined, Date.now());
+      const token = keystone.validateFor(
+        svc.type,
+        req.headers['x-auth-token'] as string | undefined,
+        Date.now(),
+      );
       const rules = token?.appCredential?.accessRules ?? [];
       // keystonemiddleware matches rules against webob's request.path: the URL path including
       // where the service is mounted (here "/compute/v2.1/servers", in the lab "/v2.1/servers").

@@ -1,0 +1,149 @@
+// The quality table of `npm run bench`: imbalance after k moves (k = 10, 50, 200) for the
+// product and for the plain best-improvement greedy of bench/greedy.mjs (the yardstick), with
+// planning times and the product's lower bound for k moves. Objective: balance per migration,
+// so the policy is the default with minGain 0, no migration cost and target 0.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { checkPlan } from '../dist/checker/index.js';
+import { planSnapshot } from '../dist/planner/index.js';
+import { DEFAULT_POLICY } from '../dist/policy/defaults.js';
+import { importBitbrains } from '../dist/snapshot/import-bitbrains.js';
+import { importVmr2l } from '../dist/snapshot/import-vmr2l.js';
+import { synthesizeSnapshot } from '../dist/snapshot/synth.js';
+import { findBitbrainsHourly, loadBitbrains } from '../dist/traces/bitbrains.js';
+import { plainGreedy } from './greedy.mjs';
+
+const KS = [10, 50, 200];
+
+export function qualityPolicy(maxMoves) {
+  const policy = structuredClone(DEFAULT_POLICY);
+  policy.minGain = 0;
+  policy.migrationCostPerSecond = 0;
+  policy.spread.targetImbalance = 0;
+  policy.budget.maxMoves = maxMoves;
+  return policy;
+}
+
+export async function qualityCases(root) {
+  const vmr2l = join(root, '..', 'shared', 'traces', 'vmr2l-bytedance', 'json_stream_c1_2022-03-28+32c.json');
+  const cases = [
+    {
+      name: 'synth 100 hosts / 3,000 servers / 60 groups',
+      make: () => synthesizeSnapshot({ hosts: 100, servers: 3000, groups: 60, seed: 1 }),
+    },
+    {
+      name: 'synth 200 hosts / 6,000 servers / 120 groups, 2 aggregates',
+      make: () => synthesizeSnapshot({ hosts: 200, servers: 6000, groups: 120, seed: 2, aggregates: 2 }),
+    },
+    {
+      name: 'Kronos-style 50 hosts / 5,000 servers / 100 groups',
+      make: () => synthesizeSnapshot({ hosts: 50, servers: 5000, groups: 100, seed: 1 }),
+    },
+    {
+      name: 'VMR2L json_stream_c1 (280 hosts, 2,089 VMs)',
+      make: () =>
+        existsSync(vmr2l) ? importVmr2l(JSON.parse(readFileSync(vmr2l, 'utf8')), { file: vmr2l }) : null,
+    },
+  ];
+  const hourly = findBitbrainsHourly();
+  if (hourly) {
+    const series = await loadBitbrains(hourly);
+    cases.push({
+      name: `Bitbrains ${hourly.includes('shared') ? 'rnd month' : 'sample'} (${series.length} VMs) placed on hosts`,
+      make: () => importBitbrains(series, { seed: 1 }),
+    });
+  }
+  return cases;
+}
+
+function meanAfter(plan) {
+  const aggs = plan.aggregates.filter((a) => Object.keys(a.before.dimensions).length > 0);
+  return aggs.reduce((s, a) => s + a.after.imbalance, 0) / Math.max(1, aggs.length);
+}
+
+function meanBound(plan) {
+  const aggs = plan.aggregates.filter((a) => Object.keys(a.before.dimensions).length > 0);
+  return (
+    aggs.reduce((s, a) => s + (plan.stats[`imbalanceLowerBound:${a.name}`] ?? 0), 0) /
+    Math.max(1, aggs.length)
+  );
+}
+
+function timed(f) {
+  const t = performance.now();
+  const c0 = process.cpuUsage();
+  const value = f();
+  return { value, ms: performance.now() - t, cpu: process.cpuUsage(c0).user / 1000 };
+}
+
+/** Mandatory moves (evacuations, hard server-group repairs) come first for both, from the product's plan. */
+function mandatoryMoves(plan) {
+  return plan.aggregates.flatMap((a) =>
+    a.moves.filter(
+      (m) => m.phase === 'evacuate' || (m.phase === 'affinity' && !m.reason.startsWith('soft group')),
+    ),
+  );
+}
+
+export async function qualityTable(root, only) {
+  const rows = [];
+  console.log(
+    '\nquality: imbalance after k moves (mean over aggregates); product | greedy yardstick | lower bound for k moves',
+  );
+  console.log(
+    'case | hosts | servers | start | k | product | greedy | product vs greedy | bound | product ms (cpu) | greedy ms (cpu, 200 steps) | checker',
+  );
+  for (const c of await qualityCases(root)) {
+    if (only && !c.name.includes(only)) continue;
+    const snapshot = c.make();
+    if (!snapshot) {
+      console.log(`${c.name} | skipped: trace not found`);
+      continue;
+    }
+    const full = planSnapshot(snapshot, qualityPolicy(200));
+    const mandatory = mandatoryMoves(full);
+    const greedy = timed(() => plainGreedy(snapshot, qualityPolicy(200), 200, mandatory));
+    const curve = greedy.value;
+    const start = full.aggregates.filter((a) => Object.keys(a.before.dimensions).length > 0);
+    const startImb = start.reduce((s, a) => s + a.before.imbalance, 0) / Math.max(1, start.length);
+    const product = new Map();
+    for (const k of KS) {
+      const policy = qualityPolicy(k);
+      const runs = [];
+      const cpu = [];
+      let plan;
+      for (let i = 0; i < 3; i++) {
+        const r = timed(() => planSnapshot(snapshot, policy));
+        runs.push(r.ms);
+        cpu.push(r.cpu);
+        plan = r.value;
+      }
+      runs.sort((a, b) => a - b);
+      cpu.sort((a, b) => a - b);
+      const check = checkPlan(snapshot, plan, { dimensions: policy.dimensions, maxMoves: k });
+      const p = meanAfter(plan);
+      const g = curve[Math.min(k, curve.length - 1)];
+      product.set(k, p);
+      const vs = g > 0 ? `${(((p - g) / g) * 100).toFixed(1)}%` : '-';
+      console.log(
+        `${c.name} | ${snapshot.hosts.length} | ${snapshot.servers.length} | ${startImb.toFixed(4)} | ${k} | ${p.toFixed(4)} (${plan.stats.moves} moves) | ${g.toFixed(4)} (${Math.min(k, curve.length - 1)} moves) | ${vs} | ${meanBound(plan).toFixed(4)} | ${runs[1].toFixed(0)} (${cpu[1].toFixed(0)}) | ${greedy.ms.toFixed(0)} (${greedy.cpu.toFixed(0)}) | ${check.ok ? 'ok' : `${check.violations.length} violations`}`,
+      );
+      rows.push({ case: c.name, k, product: p, greedy: g });
+    }
+    // Fewest moves with which the product reaches the greedy's 200-move imbalance.
+    const target = curve[Math.min(200, curve.length - 1)];
+    const greedyMoves = Math.min(200, curve.length - 1);
+    let lo = 1;
+    let hi = greedyMoves;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (meanAfter(planSnapshot(snapshot, qualityPolicy(mid))) <= target + 1e-9) hi = mid;
+      else lo = mid + 1;
+    }
+    const saved = greedyMoves > 0 ? (((greedyMoves - lo) / greedyMoves) * 100).toFixed(1) : '0.0';
+    console.log(
+      `${c.name} | greedy reaches ${target.toFixed(4)} with ${greedyMoves} moves; the product with ${lo} (${saved}% fewer)`,
+    );
+  }
+  return rows;
+}

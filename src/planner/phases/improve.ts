@@ -1,0 +1,225 @@
+// The improvement stage after the spread greedy: a greedy is myopic, so each of its moves is
+// put in question. For move i, the plan without it is replayed (every other move still legal
+// in order) and the exact best move of its aggregate is inserted at the end; the exchange is
+// kept when the aggregate's objective falls and its imbalance does not rise. Passes repeat
+// until one changes nothing or the work budget is spent.
+//
+// Deterministic: the budget counts evaluations (scored moves and replayed moves), never time.
+
+import { groupViolations } from '../constraints/hard-groups.js';
+import { firstRejection } from '../constraints/index.js';
+import type { PlanContext } from '../context.js';
+import type { BestMoveSearch, WorkMeter } from './best-move.js';
+
+/**
+ * Evaluations per millisecond of planner.timeLimitMs. The benchmark machine (2 cores, Node 20)
+ * does 10,000 to 15,000 per millisecond of CPU, so the stage ends far within its limit there
+ * and stays within it on a machine ten times slower (docs/policy.md).
+ */
+export const IMPROVE_EVALUATIONS_PER_MS = 1000;
+
+export interface SpreadStep {
+  server: number;
+  to: number;
+}
+
+export function improveSpread(
+  ctx: PlanContext,
+  searches: BestMoveSearch[],
+  seq: SpreadStep[],
+  base: number,
+  floor: number,
+  meter: WorkMeter,
+  limit: number,
+): boolean {
+  const { state, policy } = ctx;
+  const softGroups = state.aggregates.map(() => [] as number[]);
+  for (const g of state.groups) {
+    if (!g.policy.startsWith('soft-') || g.members.length === 0) continue;
+    softGroups[state.hosts[state.servers[g.members[0]!]!.origin]!.aggregate]!.push(g.index);
+  }
+  const seconds = (agg: number): number => {
+    let s = 0;
+    for (const m of seq)
+      if (state.hosts[state.servers[m.server]!.origin]!.aggregate === agg)
+        s += state.servers[m.server]!.estSeconds;
+    return s;
+  };
+  const objective = (agg: number): number => {
+    let soft = 0;
+    for (const g of softGroups[agg]!) soft += groupViolations(state.groups[g]!);
+    const n = Math.max(1, state.aggregates[agg]!.counted.length);
+    return (
+      state.imbalance(agg) * n + policy.softGroupPenalty * soft + policy.migrationCostPerSecond * seconds(agg)
+    );
+  };
+  /** Back to the state before spread, then every step but `skip`; false when one is no longer legal. */
+  const replay = (skip: number): boolean => {
+    state.undo(state.applied.length - base);
+    meter.evaluations += seq.length;
+    for (let j = 0; j < seq.length; j++) {
+      if (j === skip) continue;
+      const m = seq[j]!;
+      if (state.moved[m.server] !== 0 || firstRejection(state, m.server, m.to) !== null) return false;
+      state.apply(m.server, m.to);
+    }
+    return true;
+  };
+  const invalidate = (): void => {
+    for (const s of searches) s.invalidate();
+  };
+
+  let changed = false;
+  for (let improved = true; improved && meter.evaluations < limit; ) {
+    improved = false;
+    for (let i = 0; i < seq.length && meter.evaluations < limit; i++) {
+      const agg = state.hosts[state.at[seq[i]!.server]!]!.aggregate;
+      const before = objective(agg);
+      const imbalanceBefore = state.imbalance(agg);
+      const removed = seq[i]!;
+      invalidate();
+      if (replay(i)) {
+        const best = searches[agg]!.best(floor);
+        if (best !== null && !(best.server === removed.server && best.to === removed.to)) {
+          state.apply(best.server, best.to);
+          seq.splice(i, 1);
+          seq.push({ server: best.server, to: best.to });
+          if (objective(agg) < before - 1e-9 && state.imbalance(agg) <= imbalanceBefore + 1e-12) {
+            improved = true;
+            changed = true;
+            i--;
+            continue;
+          }
+          seq.pop();
+          seq.splice(i, 0, removed);
+        }
+      }
+      invalidate();
+      if (!replay(-1)) throw new Error('improvement stage: the kept plan no longer replays');
+    }
+  }
+  invalidate();
+  return changed;
+}
+
+/** Hottest and coolest hosts per zone whose servers are tried in swaps, and servers per host. */
+const SWAP_HOSTS = 6;
+const SWAP_SERVERS = 24;
+
+export interface Swap {
+  /** First move (a: its host → b's host), then the second (b → a's former host). */
+  first: SpreadStep;
+  second: SpreadStep;
+  /** Objective decrease of the pair (objective units). */
+  net: number;
+}
+
+/**
+ * The best exchange of two servers between a hot and a cool host of one zone: two moves, in an
+ * order where each step is legal. It finds what single moves cannot: when every server is too
+ * big to move alone without overshooting, a swap moves the difference of two.
+ */
+export function bestSwap(ctx: PlanContext, agg: number, floor: number, meter: WorkMeter): Swap | null {
+  const { state, policy } = ctx;
+  const hosts = state.aggregates[agg]!.counted;
+  const n = hosts.length;
+  if (n < 2) return null;
+  const D = state.D;
+  const heat = new Map<number, number>();
+  for (const h of hosts) {
+    let x = 0;
+    for (let d = 0; d < D; d++) {
+      const mean = state.s1[agg * D + d]! / n;
+      const sd = Math.sqrt(Math.max(0, state.s2[agg * D + d]! / n - mean * mean)) || 1;
+      x += (state.dims[d]!.weight * (state.util(h, d) - mean)) / sd;
+    }
+    heat.set(h, x);
+  }
+  const byZone = new Map<string, number[]>();
+  for (const h of hosts) {
+    const list = byZone.get(state.hosts[h]!.az) ?? [];
+    list.push(h);
+    byZone.set(state.hosts[h]!.az, list);
+  }
+  const weighed = (s: number): number => {
+    const sv = state.servers[s]!;
+    const p = state.hosts[state.at[s]!]!.phys;
+    let x = 0;
+    for (let d = 0; d < D; d++) x += p[d]! > 0 ? (state.dims[d]!.weight * sv.load[d]!) / p[d]! : 0;
+    return x;
+  };
+  const movable = (h: number): number[] =>
+    [...state.on[h]!]
+      .filter((s) => ctx.movable(s))
+      .sort((a, b) => weighed(b) - weighed(a) || a - b)
+      .slice(0, SWAP_SERVERS);
+  const cost = (s: number): number => policy.migrationCostPerSecond * state.servers[s]!.estSeconds;
+  const current = state.imbalance(agg);
+  let best: Swap | null = null;
+  for (const zone of [...byZone.keys()].sort()) {
+    const list = byZone.get(zone)!.sort((a, b) => heat.get(b)! - heat.get(a)! || a - b);
+    const hot = list.slice(0, Math.min(SWAP_HOSTS, Math.ceil(list.length / 2)));
+    const cool = list.slice(Math.max(hot.length, list.length - SWAP_HOSTS));
+    for (const h1 of hot) {
+      const out = movable(h1);
+      for (const h2 of cool) {
+        const back = movable(h2);
+        for (const s1 of out) {
+          for (const s2 of back) {
+            meter.evaluations++;
+            // Either order, whichever is legal step by step.
+            let order: [SpreadStep, SpreadStep] | null = null;
+            for (const [a, b] of [
+              [
+                { server: s1, to: h2 },
+                { server: s2, to: h1 },
+              ],
+              [
+                { server: s2, to: h1 },
+                { server: s1, to: h2 },
+              ],
+            ] as [SpreadStep, SpreadStep][]) {
+              if (firstRejection(state, a.server, a.to) !== null) continue;
+              state.apply(a.server, a.to);
+              const ok = firstRejection(state, b.server, b.to) === null;
+              state.undo(1);
+              if (ok) {
+                order = [a, b];
+                break;
+              }
+            }
+            if (order === null) continue;
+            const softBefore = softViolationsOf(ctx, [s1, s2]);
+            state.apply(order[0].server, order[0].to);
+            state.apply(order[1].server, order[1].to);
+            const after = state.imbalance(agg);
+            const softAfter = softViolationsOf(ctx, [s1, s2]);
+            state.undo(2);
+            const net =
+              (current - after) * n -
+              policy.softGroupPenalty * (softAfter - softBefore) -
+              cost(s1) -
+              cost(s2);
+            if (net >= 2 * floor && (best === null || net > best.net))
+              best = { first: order[0], second: order[1], net };
+          }
+        }
+      }
+    }
+  }
+  return best;
+}
+
+/** Soft-group violations of the groups of these servers (each group once). */
+function softViolationsOf(ctx: PlanContext, servers: number[]): number {
+  const { state } = ctx;
+  const seen = new Set<number>();
+  let v = 0;
+  for (const s of servers) {
+    const g = state.servers[s]!.group;
+    if (g < 0 || seen.has(g) || !state.groups[g]!.policy.startsWith('soft-')) continue;
+    seen.add(g);
+    v += groupViolations(state.groups[g]!);
+  }
+  return v;
+}
