@@ -1,5 +1,3 @@
-import { mkdir } from 'node:fs/promises';
-import { dirname } from 'node:path';
 // Opens what a service configuration names: the store, the reader and actuator sessions, the
 // broker URL with its password. Secrets are read here, from where the operator keeps them, and
 // never written anywhere else.
@@ -14,11 +12,7 @@ import type { StoreOptions } from '../store/connect.js';
 import { openStore, type Store } from '../store/store.js';
 
 export async function storeOptions(c: StoreConfig): Promise<StoreOptions> {
-  if (c.kind === 'sqlite') {
-    // A fresh install names a file in a folder that does not exist yet: make the folder.
-    if (c.path !== ':memory:') await mkdir(dirname(c.path), { recursive: true });
-    return { kind: 'sqlite', path: c.path };
-  }
+  if (c.kind === 'sqlite') return { kind: 'sqlite', path: c.path };
   return {
     kind: 'mysql',
     ...(c.socketPath !== null ? { socketPath: c.socketPath } : {}),

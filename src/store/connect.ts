@@ -1,5 +1,7 @@
 // Opens a Kysely instance on one of the two backends with the settings the store relies on.
 
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { CompiledQuery, Kysely, MysqlDialect, SqliteDialect } from 'kysely';
 import { createPool } from 'mysql2';
@@ -8,7 +10,7 @@ import type { Database } from './schema.js';
 
 export interface SqliteStoreOptions {
   kind: 'sqlite';
-  /** The database file (created when missing), or ':memory:' for a throwaway store. */
+  /** The database file (created when missing, with its directory), or ':memory:' for a throwaway store. */
   path: string;
   /** How long a write waits for another process's lock before failing (default 5000 ms). */
   busyTimeoutMs?: number;
@@ -31,6 +33,9 @@ export type StoreOptions = SqliteStoreOptions | MysqlStoreOptions;
 
 export function connect(options: StoreOptions): StoreContext {
   if (options.kind === 'sqlite') {
+    // The file is created when missing, and so is its directory (a fresh state directory).
+    if (options.path !== ':memory:' && options.path !== '' && !options.path.startsWith('file:'))
+      mkdirSync(dirname(options.path), { recursive: true, mode: 0o750 });
     const database = new BetterSqlite3(options.path);
     // WAL: readers never block the writer. synchronous=FULL: a commit is on disk when it returns,
     // so the journal survives power loss as well as a killed process. Foreign keys are off by

@@ -19,7 +19,11 @@ const SIM = fileURLToPath(new URL('./fixtures/sim-child.ts', import.meta.url));
 const EXECUTOR = fileURLToPath(new URL('./fixtures/executor-child.ts', import.meta.url));
 const KILLS = 10;
 const MOVES = 120;
-const SPEED = 15;
+// Slow enough that the plan needs more lives than there are kills: a source sends one
+// migration at a time (13-22 s simulated, 3-4 s wall each), and a killed executor starts nothing
+// until its successor has reconciled.
+const SPEED = 5;
+const SOURCES = 6;
 
 interface Line {
   child: ChildProcess;
@@ -75,13 +79,13 @@ function run(args: string[]): Line {
 }
 
 function plan(): { snap: Snapshot; moves: PlannedMove[] } {
-  const sources = Array.from({ length: 12 }, (_, i) => `src-${String(i + 1).padStart(2, '0')}`);
+  const sources = Array.from({ length: SOURCES }, (_, i) => `src-${String(i + 1).padStart(2, '0')}`);
   const dests = Array.from({ length: 12 }, (_, i) => `dst-${String(i + 1).padStart(2, '0')}`);
   const servers = [];
   const moves: PlannedMove[] = [];
   for (let i = 0; i < MOVES; i++) {
-    const from = sources[i % 12]!;
-    const ram = [2048, 4096, 8192][i % 3]!;
+    const from = sources[i % SOURCES]!;
+    const ram = [8192, 16384][i % 2]!;
     const s = server(i + 1, from, ram);
     servers.push(s);
     moves.push({
@@ -131,7 +135,7 @@ describe('kill -9', () => {
       const mode = (await exec.next(/^ready /, 60_000)).slice(6);
       if (kills.length < KILLS) {
         // A random point of this life: early (reconciling) or late (in the middle of migrations).
-        const afterMs = Math.round(100 + rng.next() * 2500);
+        const afterMs = Math.round(100 + rng.next() * 1500);
         const ended = await Promise.race([
           exec.exited.then(() => true),
           new Promise<boolean>((r) => setTimeout(() => r(false), afterMs)),

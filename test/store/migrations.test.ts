@@ -1,4 +1,6 @@
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import BetterSqlite3 from 'better-sqlite3';
@@ -69,6 +71,18 @@ describe.each(testBackends().map((b) => [b.name, b] as const))(
           );
         } finally {
           await raw.destroy();
+          await cleanup();
+        }
+      });
+
+      it.runIf(backend.name === 'sqlite')('creates the file and its missing directories', async () => {
+        const { options, cleanup } = await backend.fresh();
+        try {
+          if (options.kind !== 'sqlite') throw new Error('sqlite only');
+          const path = join(dirname(options.path), 'state', 'deeper', 'aicerine.db');
+          await (await openStore({ kind: 'sqlite', path })).close();
+          expect(existsSync(path)).toBe(true);
+        } finally {
           await cleanup();
         }
       });

@@ -1,0 +1,219 @@
+// What one execution run knows and writes: its moves (mirrored from the journal after every
+// compare-and-set), retry times, the claims its started migrations will make on destinations,
+// counters, and the helpers that write the journal, the audit log and quarantine.
+import { type Logger, silentLogger } from '../cloud/log.js';
+import type {
+  ExecutionJournal,
+  ExecutionRecord,
+  MoveRecord,
+  MoveState,
+  MoveTransition,
+  PlannedMove,
+} from './journal.js';
+import { applyTransition } from './memory-journal.js';
+import type {
+  AuditAction,
+  AuditSink,
+  Clock,
+  CooldownSink,
+  CostSampleSink,
+  ExecutorCloud,
+  QuarantineSink,
+} from './ports.js';
+import type { ExecutorSettings } from './settings.js';
+import type { MigrationSlots } from './slots.js';
+
+export interface ExecutorDeps {
+  journal: ExecutionJournal;
+  cloud: ExecutorCloud;
+  clock: Clock;
+  settings: ExecutorSettings;
+  /** Shared by every execution of the process, so global and per-host limits hold across them. */
+  slots: MigrationSlots;
+  /** Seconds a move may run before it is aborted (learned duration x margin, within floor and ceiling). */
+  timeoutFor: (move: PlannedMove) => number;
+  quarantine?: QuarantineSink;
+  costs?: CostSampleSink;
+  /** Every completed move starts its server's cooldown. */
+  cooldowns?: CooldownSink;
+  audit?: AuditSink;
+  logger?: Logger;
+}
+
+export interface RunWindow {
+  /** When the maintenance window ends (epoch ms, the injected clock's); null: no end. */
+  deadline: number | null;
+  /** A pause: no new migration starts; those in flight finish or are aborted (settings.onStop). */
+  shouldStop: () => boolean;
+}
+
+export interface RunCounters {
+  /** Reads of Nova or Placement that failed and were asked again later. */
+  readErrors: number;
+  /** Calls whose answer was lost and that Nova's records showed never arrived, sent again. */
+  resends: number;
+  /** Calls whose answer was lost, resolved from Nova's records. */
+  unknownOutcomes: number;
+  /** DELETE requests sent to abort a migration. */
+  abortRequests: number;
+  /** Moves found unfinished at start and resolved from Nova. */
+  reconciled: number;
+}
+
+/** Thrown inside a move's driver when the journal refused a compare-and-set. */
+export class JournalRace extends Error {}
+
+export type AbortKind = 'timeout' | 'window' | 'stop';
+
+export class RunBook {
+  readonly moves = new Map<number, MoveRecord>();
+  readonly nextTryAt = new Map<number, number>();
+  /** Per destination: what moves we started will claim there once Nova schedules them. */
+  private readonly coming = new Map<string, Map<number, Record<string, number>>>();
+  readonly counters: RunCounters = {
+    readErrors: 0,
+    resends: 0,
+    unknownOutcomes: 0,
+    abortRequests: 0,
+    reconciled: 0,
+  };
+  private readonly destLocks = new Map<string, Promise<void>>();
+  readonly log: Logger;
+
+  constructor(
+    readonly deps: ExecutorDeps,
+    readonly execution: ExecutionRecord,
+    readonly window: RunWindow,
+  ) {
+    this.log = deps.logger ?? silentLogger;
+  }
+
+  abortReason(rec: MoveRecord): { kind: AbortKind; why: string } | null {
+    const now = this.deps.clock.now();
+    if (this.window.deadline !== null && now >= this.window.deadline) {
+      return { kind: 'window', why: 'the maintenance window ended' };
+    }
+    if (this.deps.settings.onStop === 'abort' && this.window.shouldStop()) {
+      return { kind: 'stop', why: 'paused, with in-flight migrations set to abort' };
+    }
+    const limit = this.deps.timeoutFor(rec);
+    const started = rec.issuedAt === null ? now : Date.parse(rec.issuedAt);
+    if (now - started > limit * 1000) {
+      return { kind: 'timeout', why: `timed out after ${Math.round(limit)} s` };
+    }
+    return null;
+  }
+
+  readFailed(what: string, rec: MoveRecord, e: unknown): void {
+    this.counters.readErrors++;
+    this.log.debug(`executor: ${what} read failed, asking again later`, {
+      execution: this.execution.id,
+      step: rec.step,
+      error: e instanceof Error ? e.message : String(e),
+    });
+  }
+
+  move(step: number): MoveRecord {
+    const m = this.moves.get(step);
+    if (!m) throw new Error(`execution ${this.execution.id}: no step ${step}`);
+    return m;
+  }
+
+  async transition(rec: MoveRecord, from: MoveState, next: Omit<MoveTransition, 'at'>): Promise<MoveRecord> {
+    const full: MoveTransition = { ...next, at: this.iso() };
+    const ok = await this.deps.journal.transitionMove(this.execution.id, rec.step, from, full);
+    if (!ok) {
+      const stored = (await this.deps.journal.listMoves(this.execution.id)).find((m) => m.step === rec.step);
+      if (stored) this.moves.set(rec.step, stored);
+      this.log.warn('executor: the journal changed a move under us; leaving it alone', {
+        execution: this.execution.id,
+        step: rec.step,
+        expected: from,
+        found: stored?.state,
+      });
+      throw new JournalRace(`step ${rec.step}: expected ${from}, found ${stored?.state}`);
+    }
+    const updated = applyTransition(this.move(rec.step), full);
+    this.moves.set(rec.step, updated);
+    return updated;
+  }
+
+  /** Ends a move that never started this attempt: skipped if nothing was ever sent, else failed. */
+  async endPending(rec: MoveRecord, why: string): Promise<void> {
+    try {
+      await this.transition(rec, 'pending', {
+        state: rec.issuedAt === null ? 'skipped' : 'failed',
+        detail: rec.issuedAt === null ? why : `${rec.detail ?? `attempt ${rec.attempt} failed`}; ${why}`,
+      });
+    } catch (e) {
+      if (!(e instanceof JournalRace)) throw e;
+    }
+  }
+
+  async lockDestination(host: string): Promise<() => void> {
+    const before = this.destLocks.get(host) ?? Promise.resolve();
+    let release: () => void = () => {};
+    const mine = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const chained = before.then(() => mine);
+    this.destLocks.set(host, chained);
+    await before;
+    return () => {
+      release();
+      if (this.destLocks.get(host) === chained) this.destLocks.delete(host);
+    };
+  }
+
+  comingTo(host: string): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const need of this.coming.get(host)?.values() ?? []) {
+      for (const [rc, n] of Object.entries(need)) out[rc] = (out[rc] ?? 0) + n;
+    }
+    return out;
+  }
+
+  setComing(rec: MoveRecord, need: Record<string, number>): void {
+    let byStep = this.coming.get(rec.to);
+    if (!byStep) {
+      byStep = new Map();
+      this.coming.set(rec.to, byStep);
+    }
+    byStep.set(rec.step, need);
+  }
+
+  dropComing(step: number): void {
+    for (const byStep of this.coming.values()) byStep.delete(step);
+  }
+
+  async quarantine(rec: MoveRecord, reason: string, novaFault: string | null): Promise<void> {
+    await this.deps.quarantine?.quarantine({
+      serverId: rec.serverId,
+      ...(rec.serverName !== undefined ? { serverName: rec.serverName } : {}),
+      aggregate: this.execution.aggregate,
+      executionId: this.execution.id,
+      step: rec.step,
+      at: this.iso(),
+      reason,
+      attempts: rec.issuedAt === null ? 0 : rec.attempt,
+      novaFault,
+    });
+    await this.audit('quarantined', rec, reason);
+  }
+
+  async audit(action: AuditAction, rec: MoveRecord | null, detail: string): Promise<void> {
+    await this.deps.audit?.record({
+      at: this.iso(),
+      actor: this.execution.startedBy,
+      action,
+      executionId: this.execution.id,
+      step: rec?.step ?? null,
+      serverId: rec?.serverId ?? null,
+      detail,
+    });
+  }
+
+  iso(): string {
+    return new Date(this.deps.clock.now()).toISOString();
+  }
+}
