@@ -27,6 +27,8 @@ export interface AggregateOutcome {
   planId: string | null;
   started: number;
   decision: Decision | null;
+  /** The aggregate's imbalance as this cycle's plan saw it (before its moves); absent when no plan was made. */
+  imbalance?: number;
 }
 
 export interface CycleReport {
@@ -212,7 +214,7 @@ export class ControlLoop {
           at: now.toISOString(),
         });
         await this.audit('loop', 'plan.refused', planId, { violations: check.violations.length }, now);
-        return { ...base, verdict, planId, summary: why };
+        return { ...base, verdict, planId, summary: why, imbalance: aggPlan.before.imbalance };
       }
     }
 
@@ -324,7 +326,15 @@ export class ControlLoop {
         now,
       );
     }
-    return { aggregate: s.name, verdict, planId, started: decision.start.length, decision, summary };
+    return {
+      aggregate: s.name,
+      verdict,
+      planId,
+      started: decision.start.length,
+      decision,
+      summary,
+      imbalance: aggPlan.before.imbalance,
+    };
   }
 
   private audit(actor: string, action: string, target: string, detail: Record<string, unknown>, at: Date) {

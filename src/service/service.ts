@@ -70,6 +70,8 @@ export class AicerineService {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<ServiceCycleReport | null> | null = null;
   private stopping = false;
+  /** Only a started service schedules its own cycles; one driven by runCycle() alone never does. */
+  private started = false;
   private lastRetention = 0;
   private lastShadow = 0;
   private wakeRequested = false;
@@ -77,7 +79,11 @@ export class AicerineService {
 
   constructor(private readonly deps: ServiceDeps) {
     const { config, store, clock, logger } = deps;
-    this.recorderReader = new RecorderCloudReader(new IncrementalRecorder(deps.reader, deps.recorder ?? {}));
+    // The recorder dates snapshots and its changes-since on the service's clock, the one the
+    // data-health gate judges them by (a virtual clock in replays, the wall clock in production).
+    this.recorderReader = new RecorderCloudReader(
+      new IncrementalRecorder(deps.reader, { now: () => new Date(clock.now()), ...deps.recorder }),
+    );
     const reader: CloudReader = { read: () => this.read() };
     const settings = resolveExecutorSettings(executorSettings(config));
     const executor = new Executor({
@@ -137,6 +143,7 @@ export class AicerineService {
   /** Resumes what a previous process left running, connects notifications, and starts the timer. */
   async start(): Promise<void> {
     const { logger } = this.deps;
+    this.started = true;
     const resumed = await this.executor.recover();
     if (resumed.length > 0)
       logger.warn(`service: resumed ${resumed.length} unfinished execution(s) after a restart`, { resumed });
@@ -165,7 +172,7 @@ export class AicerineService {
 
   /** Asks for a cycle soon (a notification, an execution's end). */
   wake(): void {
-    if (this.stopping) return;
+    if (this.stopping || !this.started) return;
     if (this.running) {
       this.wakeRequested = true;
       return;

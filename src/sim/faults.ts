@@ -11,7 +11,7 @@ export interface FaultRule {
   kind: FaultKind;
   /** Probability in [0, 1] that a matching request is hit. */
   rate: number;
-  /** error: the HTTP status (default 503). */
+  /** error: the HTTP status (default 503): a 5xx, or 409 (Nova's and Placement's conflicts). */
   status: number;
   /** slow: added delay; timeout: how long the connection hangs before it is dropped. */
   delayMs: number;
@@ -45,8 +45,8 @@ export class FaultInjector {
     if (!(rate >= 0 && rate <= 1))
       throw new RangeError(`fault rate: expected a number in [0, 1], got ${spec.rate}`);
     const status = spec.status ?? 503;
-    if (spec.kind === 'error' && !(status >= 500 && status <= 599)) {
-      throw new RangeError(`fault status: expected a 5xx status, got ${spec.status}`);
+    if (spec.kind === 'error' && !(status >= 500 && status <= 599) && status !== 409) {
+      throw new RangeError(`fault status: expected a 5xx status or 409, got ${spec.status}`);
     }
     const rule: FaultRule = {
       id: this.nextId++,

@@ -179,6 +179,16 @@ describe('aicerine serve against the simulator', () => {
     expect(cooldowns.items.length).toBe(seen.size);
   });
 
+  it('driven by runCycle() alone (serve --once, replays), an execution ending schedules no cycle', async () => {
+    r = await rig({ defaults: { mode: 'active', windows: always, budgets: { perCycle: 2 } } });
+    const report = await r.service.runCycle();
+    expect(report.aggregates.reduce((n, a) => n + a.started, 0)).toBeGreaterThan(0);
+    await r.service.executor.idle();
+    // wake() would have run a cycle 1 s after each execution's end, racing the caller's next one.
+    await new Promise((res) => setTimeout(res, 1500));
+    expect(r.service.cycles).toHaveLength(1);
+  });
+
   it('a runtime pause stops new starts and says so', async () => {
     r = await rig({ defaults: { mode: 'active', windows: always } });
     r.service.pause('gold');

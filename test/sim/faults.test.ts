@@ -23,7 +23,7 @@ describe('FaultInjector', () => {
     expect(hits).toBeLessThan(600);
   });
 
-  it('refuses an error status that is not 5xx and a rate outside [0, 1]', () => {
+  it('refuses an error status that is not 5xx or 409, and a rate outside [0, 1]', () => {
     const f = new FaultInjector();
     expect(() => f.add({ pattern: 'x', kind: 'error', status: 404 })).toThrow(/5xx/);
     expect(() => f.add({ pattern: 'x', kind: 'error', rate: 2 })).toThrow(/rate/);
@@ -45,6 +45,14 @@ describe('injected faults over HTTP', () => {
     expect((await call(`${sim.url}/compute/v2.1/os-services`, token)).status).toBe(500);
     expect((await call(`${sim.url}/compute/v2.1/os-services`, token)).status).toBe(200);
 
+    // Nova's and Placement's conflicts, on writes as the whole-loop fault test injects them.
+    await add({ pattern: '^PUT /placement/', kind: 'error', status: 409, count: 1 });
+    const conflict = await call(`${sim.url}/placement/resource_providers/x/inventories`, token, {
+      method: 'PUT',
+      body: {},
+    });
+    expect(conflict.status).toBe(409);
+
     await add({ pattern: 'os-aggregates', kind: 'slow', delayMs: 300, count: 1 });
     const t0 = Date.now();
     expect((await call(`${sim.url}/compute/v2.1/os-aggregates`, token)).status).toBe(200);
@@ -54,7 +62,7 @@ describe('injected faults over HTTP', () => {
     await expect(call(`${sim.url}/compute/v2.1/os-hypervisors`, token)).rejects.toThrow();
 
     const listed = await call(`${sim.url}/sim/faults`, null);
-    expect((listed.body as { faults: { hits: number }[] }).faults.map((f) => f.hits)).toEqual([1, 1, 1]);
+    expect((listed.body as { faults: { hits: number }[] }).faults.map((f) => f.hits)).toEqual([1, 1, 1, 1]);
     await call(`${sim.url}/sim/faults`, null, { method: 'DELETE' });
     expect((await call(`${sim.url}/compute/v2.1/os-hypervisors`, token)).status).toBe(200);
   });

@@ -196,7 +196,7 @@ export async function startSimServer(options: SimServerOptions): Promise<SimServ
           error: {
             code: fault.status,
             message: `Injected fault ${fault.id} (${fault.pattern})`,
-            title: 'Service Unavailable',
+            title: fault.status === 409 ? 'Conflict' : 'Service Unavailable',
           },
         });
         return;

@@ -1,0 +1,127 @@
+// A control-loop cycle through the service at 5,000 hosts / 100,000 servers: AicerineService
+// (src/service/service.ts) in observe mode against `aicerine sim` in its own process (as a cloud
+// would be), a first cycle (full read) and steady-state cycles (incremental read), each with the
+// whole loop: record, learn costs, data-health gate, plan and check every aggregate, store.
+// Prints calls and seconds per cycle (recording apart), with the date and the machine's load.
+// Run after `npm run build`: node bench/service.mjs [hosts servers] [--steady N] [--no-prometheus]
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { silentLogger } from '../dist/cloud/log.js';
+import { openSession } from '../dist/cloud/session.js';
+import { parseServiceConfig } from '../dist/config/load.js';
+import { AicerineService } from '../dist/service/service.js';
+import { simAdminConfig } from '../dist/sim/connect-info.js';
+import { openStore } from '../dist/store/store.js';
+
+const cli = join(dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'aicerine.js');
+const argv = process.argv.slice(2);
+const steadyAt = argv.indexOf('--steady');
+const steadyCycles = steadyAt >= 0 ? Number(argv[steadyAt + 1]) : 3;
+const positional = argv.filter((a, i) => !a.startsWith('--') && argv[i - 1] !== '--steady');
+const hosts = Number(positional[0] ?? 5000);
+const servers = Number(positional[1] ?? 100000);
+const withPrometheus = !argv.includes('--no-prometheus');
+const load = () =>
+  loadavg()
+    .map((x) => x.toFixed(1))
+    .join(' ');
+
+console.log(`date ${new Date().toISOString()}, load average ${load()}, node ${process.version}`);
+const spec = `${hosts},${servers},${Math.round(servers / 100)},1,10,5`;
+const child = spawn(process.execPath, [cli, 'sim', '--synth', spec, '--port', '0', '--load', 'generated'], {
+  stdio: ['ignore', 'pipe', 'inherit'],
+});
+const authUrl = await new Promise((resolve, reject) => {
+  let out = '';
+  child.stdout.on('data', (chunk) => {
+    out += chunk;
+    const m = /export OS_AUTH_URL=(\S+)/.exec(out);
+    if (m) resolve(m[1]);
+  });
+  child.on('exit', (code) => reject(new Error(`aicerine sim exited with ${code}`)));
+});
+process.on('exit', () => child.kill());
+process.on('SIGINT', () => process.exit(130));
+const origin = new URL(authUrl).origin;
+
+const dir = mkdtempSync(join(tmpdir(), 'aic-bench-service-'));
+const { config } = await parseServiceConfig(
+  {
+    openstack: { reader: { cloud: 'unused' }, actuator: { cloud: 'unused' } },
+    store: { url: 'sqlite:aicerine.db' },
+    defaults: { mode: 'observe' },
+  },
+  { baseDir: dir },
+);
+const session = await openSession({
+  config: simAdminConfig(authUrl, 'secret', 'bench service'),
+  timeoutMs: 300_000,
+  breaker: { consecutiveFailures: 1000, halfOpenAfterMs: 1000 },
+  retry: { maxRetries: 5, initialDelayMs: 200, maxDelayMs: 5000 },
+  ...(withPrometheus ? { prometheusUrl: `${origin}/prometheus` } : {}),
+});
+const store = await openStore({ kind: 'sqlite', path: join(dir, 'aicerine.db') });
+const service = new AicerineService({
+  config,
+  store,
+  reader: session,
+  actuator: session,
+  clock: { now: () => Date.now(), sleep: (ms) => new Promise((r) => setTimeout(r, ms)) },
+  logger: silentLogger,
+});
+
+const rows = [];
+async function cycle(kind) {
+  const t = performance.now();
+  const r = await service.runCycle();
+  const seconds = (performance.now() - t) / 1000;
+  const planned = r.aggregates.filter((a) => a.planId !== null).length;
+  const row = {
+    kind,
+    calls: r.callCount,
+    full: r.full,
+    recordSeconds: r.recordSeconds,
+    seconds,
+    aggregates: r.aggregates.length,
+    planned,
+    load: load(),
+  };
+  rows.push(row);
+  console.log(
+    `${kind}: ${row.calls} calls, ${row.seconds.toFixed(1)} s (record ${row.recordSeconds.toFixed(1)} s, loop ${(row.seconds - row.recordSeconds).toFixed(1)} s), ${row.aggregates} aggregates (${planned} plans stored), load ${row.load}`,
+  );
+}
+
+await cycle('first cycle (full read)');
+for (let i = 0; i < steadyCycles; i++) await cycle(`steady cycle ${i + 1}`);
+await service.stop();
+await store.close();
+rmSync(dir, { recursive: true, force: true });
+
+const steady = rows.slice(1);
+const mid = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+const median =
+  steady.length === 0
+    ? undefined
+    : {
+        calls: mid(steady.map((r) => r.calls)),
+        seconds: mid(steady.map((r) => r.seconds)),
+        recordSeconds: mid(steady.map((r) => r.recordSeconds)),
+      };
+console.log(`\n${hosts} hosts / ${servers} servers, ${withPrometheus ? 'with' : 'without'} Prometheus`);
+console.log('| cycle | calls | seconds | record | plan, check, store |');
+console.log('|---|---|---|---|---|');
+const line = (label, r) =>
+  console.log(
+    `| ${label} | ${r.calls} | ${r.seconds.toFixed(1)} | ${r.recordSeconds.toFixed(1)} | ${(r.seconds - r.recordSeconds).toFixed(1)} |`,
+  );
+line('first (full read)', rows[0]);
+if (median) line(`steady, no changes (median of ${steady.length})`, median);
+child.kill();
