@@ -312,8 +312,8 @@ describe('bad requests', () => {
       ['GET', '/v1/audit?from=yesterday', undefined, 'query.from', 'yesterday'],
       ['GET', '/v1/plans/abc', undefined, 'params.id', 'abc'],
       ['POST', '/v1/plans/1/approve', { steps: ['one'] }, 'body.steps[0]', 'one'],
-      ['POST', '/v1/plans/1/approve', { steps: [] }, 'body.steps', 'an array of 0'],
-      ['POST', '/v1/plans/1/approve', { step: [1] }, 'body.step', 'an array of 1'],
+      ['POST', '/v1/plans/1/approve', { steps: [] }, 'body.steps', 'a list of 0 items'],
+      ['POST', '/v1/plans/1/approve', { step: [1] }, 'body.step', 'a list of 1 item'],
       ['POST', '/v1/plans/1/approve', { comment: 5 }, 'body.comment', 5],
       ['POST', '/v1/pause', { reason: null }, 'body.reason', null],
     ];

@@ -206,10 +206,15 @@ function requests(): InjectOptions[] {
     payload: 'x'.repeat(70_000),
   });
   // Tokens: missing, unknown, tampered, oversized, odd characters, several at once; on actions.
-  // A real admin token that expired an hour ago.
+  // A real admin token that expired an hour ago (issued a token lifetime and an hour before now).
   const adminUser = ks.sim.keystone.userByName('admin')!;
   const project = adminUser.roles.keys().next().value as string;
-  const expired = ks.sim.keystone.issue(adminUser, project, ['password'], Date.now() - 7_200_000);
+  const expired = ks.sim.keystone.issue(
+    adminUser,
+    project,
+    ['password'],
+    Date.now() - (ks.sim.keystone.tokenLifetimeSeconds + 3600) * 1000,
+  );
   const badTokens = [
     expired.token,
     '',
