@@ -79,7 +79,8 @@ export const COMMANDS: readonly CommandEntry[] = [
   },
   {
     name: 'aggregates',
-    description: "the service's aggregates: mode, pause, window, data health, latest plan (through its API)",
+    description:
+      'mode, pause, window, data health, latest plan and imbalance per aggregate (through the service API)',
     load: () => import('./commands/aggregates.js'),
   },
   {

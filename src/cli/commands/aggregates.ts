@@ -1,6 +1,7 @@
 // `aicerine aggregates`: each configured aggregate as the service sees it, through the API.
 import type { Command } from 'commander';
 import { type ApiFlags, apiClient, type Paged, printPage, withApiOptions } from '../api-client.js';
+import { describeCommand } from '../command-list.js';
 
 interface Aggregate {
   name: string;
@@ -13,13 +14,7 @@ interface Aggregate {
 }
 
 export function register(program: Command): void {
-  withApiOptions(
-    program
-      .command('aggregates')
-      .description(
-        'mode, pause, window, data health, latest plan and imbalance per aggregate (through the service API)',
-      ),
-  )
+  withApiOptions(program.command('aggregates').description(describeCommand('aggregates')))
     .option('--limit <n>', 'aggregates per page (1-1000)')
     .option('--cursor <c>', 'the page after this cursor')
     .action(async (flags: ApiFlags & { limit?: string; cursor?: string }) => {

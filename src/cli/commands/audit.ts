@@ -1,6 +1,7 @@
 // `aicerine audit`: who did what, with which credential, through the API.
 import type { Command } from 'commander';
 import { type ApiFlags, apiClient, type Paged, printPage, withApiOptions } from '../api-client.js';
+import { describeCommand } from '../command-list.js';
 
 interface Entry {
   at: string;
@@ -21,9 +22,7 @@ type AuditFlags = ApiFlags & {
 };
 
 export function register(program: Command): void {
-  withApiOptions(
-    program.command('audit').description('the audit log, newest first (through the service API)'),
-  )
+  withApiOptions(program.command('audit').description(describeCommand('audit')))
     .option('--actor <who>', 'only this actor, e.g. operator:alice or loop:active')
     .option('--action <what>', 'only this action, e.g. plan.approve')
     .option('--target <on>', 'only this target, e.g. plan:12')

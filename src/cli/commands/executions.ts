@@ -9,6 +9,7 @@ import {
   printPage,
   withApiOptions,
 } from '../api-client.js';
+import { describeCommand } from '../command-list.js';
 
 interface Execution {
   id: string;
@@ -34,9 +35,7 @@ interface MoveRow {
 type ListFlags = ApiFlags & { aggregate?: string; state?: string; limit?: string; cursor?: string };
 
 export function register(program: Command): void {
-  const executions = program
-    .command('executions')
-    .description('list, show and abort executions of plans (through the service API)');
+  const executions = program.command('executions').description(describeCommand('executions'));
   withApiOptions(executions.command('list').description('executions, newest first'))
     .option('--aggregate <name>', 'only this aggregate')
     .option('--state <state>', 'running, finished or aborted')

@@ -1,6 +1,7 @@
 // `aicerine pause [--aggregate NAME]`: stop new migrations, everywhere or in one aggregate (through the service API).
 import type { Command } from 'commander';
 import { type ApiFlags, apiClient, formatTable, printJsonOr, withApiOptions } from '../api-client.js';
+import { describeCommand } from '../command-list.js';
 
 interface Pauses {
   global: { configured: boolean; runtime: { by: string; at: string; reason: string | null } | null };
@@ -12,11 +13,7 @@ interface Pauses {
 }
 
 export function register(program: Command): void {
-  withApiOptions(
-    program
-      .command('pause')
-      .description('stop new migrations, everywhere or in one aggregate (through the service API)'),
-  )
+  withApiOptions(program.command('pause').description(describeCommand('pause')))
     .option('--aggregate <name>', 'only this aggregate (default: the whole service)')
     .option('--reason <text>', 'why, for the audit log and the other operators')
     .action(async (flags: ApiFlags & { aggregate?: string; reason?: string }) => {

@@ -9,6 +9,7 @@ import {
   printPage,
   withApiOptions,
 } from '../api-client.js';
+import { describeCommand } from '../command-list.js';
 
 interface PlanSummary {
   id: string;
@@ -60,9 +61,7 @@ function showPlan(p: PlanDetail): string {
 }
 
 export function register(program: Command): void {
-  const plans = program
-    .command('plans')
-    .description("list, show, approve and reject the service's plans (through its API)");
+  const plans = program.command('plans').description(describeCommand('plans'));
   withApiOptions(plans.command('list').description('plans, newest first'))
     .option('--aggregate <name>', 'only this aggregate')
     .option('--status <list>', 'only these statuses, comma-separated (proposed, approved, ...)')

@@ -8,6 +8,7 @@ import {
   printPage,
   withApiOptions,
 } from '../api-client.js';
+import { describeCommand } from '../command-list.js';
 
 interface Entry {
   serverId: string;
@@ -22,9 +23,7 @@ interface Entry {
 type ListFlags = ApiFlags & { aggregate?: string; state?: string; limit?: string; cursor?: string };
 
 export function register(program: Command): void {
-  const quarantine = program
-    .command('quarantine')
-    .description('list and release quarantined servers (through the service API)');
+  const quarantine = program.command('quarantine').description(describeCommand('quarantine'));
   withApiOptions(quarantine.command('list').description('quarantined servers, newest first'))
     .option('--aggregate <name>', 'only this aggregate')
     .option('--state <state>', 'active (default), released or all')

@@ -1,6 +1,7 @@
 // `aicerine resume [--aggregate NAME]`: lift a pause made with aicerine pause (a pause in the configuration file stays).
 import type { Command } from 'commander';
 import { type ApiFlags, apiClient, formatTable, printJsonOr, withApiOptions } from '../api-client.js';
+import { describeCommand } from '../command-list.js';
 
 interface Pauses {
   global: { configured: boolean; runtime: { by: string; at: string; reason: string | null } | null };
@@ -12,11 +13,7 @@ interface Pauses {
 }
 
 export function register(program: Command): void {
-  withApiOptions(
-    program
-      .command('resume')
-      .description('lift a pause made with aicerine pause (a pause in the configuration file stays)'),
-  )
+  withApiOptions(program.command('resume').description(describeCommand('resume')))
     .option('--aggregate <name>', 'only this aggregate (default: the whole service)')
 
     .action(async (flags: ApiFlags & { aggregate?: string }) => {

@@ -1,6 +1,7 @@
 // `aicerine status`: whether the service answers, its version, and what is paused.
 import type { Command } from 'commander';
 import { type ApiFlags, apiClient, printJsonOr, withApiOptions } from '../api-client.js';
+import { describeCommand } from '../command-list.js';
 
 interface PauseRow {
   configured: boolean;
@@ -14,23 +15,23 @@ function pauseText(p: PauseRow): string {
 }
 
 export function register(program: Command): void {
-  withApiOptions(
-    program.command('status').description('the service: version, store health and pauses (through its API)'),
-  ).action(async (flags: ApiFlags) => {
-    const api = await apiClient(flags);
-    const version = (await api.get('/v1/version')) as { version: string };
-    const health = (await api.get('/v1/health')) as { status: string; store: string };
-    const pauses = (await api.get('/v1/pauses')) as {
-      global: PauseRow;
-      aggregates: (PauseRow & { name: string })[];
-    };
-    printJsonOr(flags.json, { version, health, pauses }, () =>
-      [
-        `aicerine ${version.version} at ${api.baseUrl}: ${health.status} (store ${health.store})`,
-        `service: ${pauseText(pauses.global)}`,
-        ...pauses.aggregates.map((a) => `  ${a.name}: ${pauseText(a)}`),
-        '',
-      ].join('\n'),
-    );
-  });
+  withApiOptions(program.command('status').description(describeCommand('status'))).action(
+    async (flags: ApiFlags) => {
+      const api = await apiClient(flags);
+      const version = (await api.get('/v1/version')) as { version: string };
+      const health = (await api.get('/v1/health')) as { status: string; store: string };
+      const pauses = (await api.get('/v1/pauses')) as {
+        global: PauseRow;
+        aggregates: (PauseRow & { name: string })[];
+      };
+      printJsonOr(flags.json, { version, health, pauses }, () =>
+        [
+          `aicerine ${version.version} at ${api.baseUrl}: ${health.status} (store ${health.store})`,
+          `service: ${pauseText(pauses.global)}`,
+          ...pauses.aggregates.map((a) => `  ${a.name}: ${pauseText(a)}`),
+          '',
+        ].join('\n'),
+      );
+    },
+  );
 }
