@@ -166,8 +166,10 @@ ZONE   := an IANA time zone name (Europe/Paris, America/New_York, UTC)
   (\`01:30\` on the New York autumn night is 01:30 EDT). A window wholly inside a skipped hour has no
   time that night.
 * Windows that overlap or touch, in any zones, form one open stretch: it opens with the first and
-  closes with the last. Windows covering the whole week are always open. No windows: never open
-  (emergencies still run in active mode).
+  closes with the last. Windows covering the whole week are always open; windows in zones with
+  different DST dates that cover the week only while their offsets line up close when they stop
+  lining up (looked at a year either side). No windows: never open (emergencies still run in
+  active mode).
 
 ## Budgets
 

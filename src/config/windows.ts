@@ -171,8 +171,8 @@ interface Run {
 }
 
 // The union of the windows: overlapping or touching occurrences form one open stretch.
-function runsAround(windows: readonly WeeklyWindow[], now: number): Run[] {
-  const occ = windows.flatMap((w) => occurrencesAround(w, now, 9)).sort((a, b) => a.opensAt - b.opensAt);
+function runsAround(windows: readonly WeeklyWindow[], now: number, days = 9): Run[] {
+  const occ = windows.flatMap((w) => occurrencesAround(w, now, days)).sort((a, b) => a.opensAt - b.opensAt);
   const runs: Run[] = [];
   for (const o of occ) {
     const last = runs[runs.length - 1];
@@ -184,8 +184,11 @@ function runsAround(windows: readonly WeeklyWindow[], now: number): Run[] {
   return runs;
 }
 
-// A weekly pattern open for more than a week without a break is open all the time.
+// A stretch open for more than a week may still close: windows in zones with different DST
+// dates can cover the week together only while their offsets line up. Such a stretch is looked
+// at over a year either side (every DST cycle); open across all of it, it is open all the time.
 const ALWAYS = 8 * DAY_MS;
+const YEAR_DAYS = 370;
 
 export type WindowState =
   | {
@@ -215,7 +218,20 @@ export function windowState(windows: readonly WeeklyWindow[], now: Date): Window
   if (i >= 0) {
     const r = runs[i]!;
     if (r.closesAt - r.opensAt > ALWAYS) {
-      return { open: true, since: null, closesAt: null, nextOpensAt: null, windows: r.windows };
+      const wide = runsAround(windows, t, YEAR_DAYS);
+      const j = wide.findIndex((x) => x.opensAt <= t && t < x.closesAt);
+      const w = wide[j]!;
+      const edge = (YEAR_DAYS - 8) * DAY_MS;
+      const since = w.opensAt <= t - edge ? null : new Date(w.opensAt);
+      const closesAt = w.closesAt >= t + edge ? null : new Date(w.closesAt);
+      const next = closesAt === null ? undefined : wide[j + 1];
+      return {
+        open: true,
+        since,
+        closesAt,
+        nextOpensAt: next ? new Date(next.opensAt) : null,
+        windows: w.windows,
+      };
     }
     const next = runs[i + 1];
     return {

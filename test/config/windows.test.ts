@@ -247,6 +247,19 @@ const nowArb = fc.oneof(
 );
 
 describe('windowState against a minute-by-minute reference', () => {
+  it('a stretch that covers the week only while two zones are in DST closes when one leaves it', () => {
+    // Found by the property below: Kolkata Mon/Tue/Fri/Sat 00:00 +2 days 08:00 leaves Thursday
+    // 02:30-18:30 UTC open, exactly what St John's Thursday 00:00-16:00 covers in NDT (UTC-2:30);
+    // in NST (UTC-3:30, from 1 November 2026) 02:30-03:30 UTC is left uncovered.
+    const windows: WeeklyWindow[] = [
+      { text: 'generated', days: [3], start: 0, end: 960, endDayOffset: 0, zone: 'America/St_Johns' },
+      { text: 'generated', days: [0, 1, 4, 5], start: 0, end: 480, endDayOffset: 2, zone: 'Asia/Kolkata' },
+    ];
+    const s = windowState(windows, new Date('2026-10-26T02:31:00Z'));
+    expect(s.open).toBe(true);
+    if (s.open) expect(s.closesAt?.toISOString()).toBe('2026-11-05T02:30:00.000Z');
+  });
+
   it('agrees on open, since, closesAt and nextOpensAt', () => {
     fc.assert(
       fc.property(fc.array(windowArb, { minLength: 1, maxLength: 3 }), nowArb, (windows, now) => {
@@ -255,10 +268,20 @@ describe('windowState against a minute-by-minute reference', () => {
         expect(got.open).toBe(ref.open);
         const t = (d: Date | null) => d?.getTime() ?? null;
         if (got.open) {
-          if (got.since !== null) expect(t(got.since)).toBe(ref.since);
+          // The reference sees 10 days either side; beyond them it says null where windowState,
+          // which looks a year around long stretches (DST), may know the edge.
+          const horizon = 10 * 1440 * 60_000;
+          if (got.since !== null) {
+            if (ref.since === null) expect(t(got.since)!).toBeLessThanOrEqual(now - horizon);
+            else expect(t(got.since)).toBe(ref.since);
+          }
           if (got.closesAt !== null) {
-            expect(t(got.closesAt)).toBe(ref.closesAt);
-            expect(t(got.nextOpensAt)).toBe(ref.nextOpensAt);
+            if (ref.closesAt === null)
+              expect(t(got.closesAt)!).toBeGreaterThanOrEqual(now + horizon - 60_000);
+            else {
+              expect(t(got.closesAt)).toBe(ref.closesAt);
+              if (ref.nextOpensAt !== null) expect(t(got.nextOpensAt)).toBe(ref.nextOpensAt);
+            }
           } else {
             expect(ref.closesAt).toBeNull();
           }
