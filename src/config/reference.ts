@@ -92,7 +92,7 @@ function walk(
     !obj && typeof n.additionalProperties === 'object' ? objectOf(n.additionalProperties) : undefined;
   const children = obj ?? map;
   if (!children) return;
-  // A map's entries are documented once, under a placeholder name.
+  // A map's entries are documented once, under the literal key `<name>` (aggregates.<name>.mode).
   const base = map ? [...path, '<name>'] : path;
   for (const [k, child] of Object.entries(children.properties ?? {})) {
     walk(child, [...base, k], children.required?.includes(k) ?? false, defaults, whyPrefix, rows);

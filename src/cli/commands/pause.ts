@@ -1,16 +1,8 @@
 // `aicerine pause [--aggregate NAME]`: stop new migrations, everywhere or in one aggregate (through the service API).
 import type { Command } from 'commander';
-import { type ApiFlags, apiClient, formatTable, printJsonOr, withApiOptions } from '../api-client.js';
+import { type ApiFlags, apiClient, withApiOptions } from '../api-client.js';
 import { describeCommand } from '../command-list.js';
-
-interface Pauses {
-  global: { configured: boolean; runtime: { by: string; at: string; reason: string | null } | null };
-  aggregates: {
-    name: string;
-    configured: boolean;
-    runtime: { by: string; at: string; reason: string | null } | null;
-  }[];
-}
+import { type Pauses, printPauses } from '../pause-state.js';
 
 export function register(program: Command): void {
   withApiOptions(program.command('pause').description(describeCommand('pause')))
@@ -23,26 +15,6 @@ export function register(program: Command): void {
           ? '/v1/pause'
           : `/v1/aggregates/${encodeURIComponent(flags.aggregate)}/pause`;
       const p = (await api.post(path, flags.reason !== undefined ? { reason: flags.reason } : {})) as Pauses;
-      printJsonOr(flags.json, p, () =>
-        formatTable(
-          ['SCOPE', 'CONFIG', 'PAUSED BY', 'AT', 'REASON'],
-          [
-            [
-              '(global)',
-              p.global.configured ? 'paused' : '-',
-              p.global.runtime?.by ?? null,
-              p.global.runtime?.at ?? null,
-              p.global.runtime?.reason ?? null,
-            ],
-            ...p.aggregates.map((a) => [
-              a.name,
-              a.configured ? 'paused' : '-',
-              a.runtime?.by ?? null,
-              a.runtime?.at ?? null,
-              a.runtime?.reason ?? null,
-            ]),
-          ],
-        ),
-      );
+      printPauses(flags.json, p);
     });
 }
