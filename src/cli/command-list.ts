@@ -37,7 +37,8 @@ export const COMMANDS: readonly CommandEntry[] = [
   },
   {
     name: 'demo',
-    description: 'try Aicerine without OpenStack: simulate a cloud, record it, plan, print the plan',
+    description:
+      'try Aicerine without OpenStack: a simulated cloud run by the service, with the dashboard (--plan-only: print one plan)',
     load: () => import('./commands/demo.js'),
   },
   {
