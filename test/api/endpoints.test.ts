@@ -10,13 +10,11 @@ import { type Harness, latestSnapshot, NOW, type SimKeystone, simKeystone, start
 
 let ks: SimKeystone;
 let h: Harness;
-let admin: string;
 let reader: string;
 let operator: string;
 
 beforeAll(async () => {
   ks = await simKeystone();
-  admin = await ks.adminToken();
   reader = await ks.tokenWithRoles(['reader']);
   operator = await ks.tokenWithRoles(['aicerine-operator']);
   h = await startApi(

@@ -69,7 +69,7 @@ describe('aicerine demo', () => {
       ]);
       const who = await get<{ mode: string; actions: string[] }>('/v1/whoami');
       expect(who.mode).toBe('no-auth');
-      const hot = /hot host (\S+):/.exec(lines[1]!)?.[1]!;
+      const hot = /hot host (\S+):/.exec(lines[1] ?? '')?.[1] ?? 'no hot host named';
       const hostsBefore = await get<Page<{ name: string; utilization: { memory: number } }>>(
         '/v1/aggregates/agg-2/hosts',
       );

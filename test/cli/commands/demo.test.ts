@@ -22,7 +22,10 @@ describe('aicerine demo', () => {
   });
 
   it('prints the plan document with --json', async () => {
-    const { out } = await runCommand([register], ['demo', '--plan-only', '--synth', '8,120,4,6,2,1', '--json']);
+    const { out } = await runCommand(
+      [register],
+      ['demo', '--plan-only', '--synth', '8,120,4,6,2,1', '--json'],
+    );
     const json = out.slice(out.indexOf('\n{') + 1, out.indexOf('\nDone in'));
     const plan = JSON.parse(json) as { format: string; aggregates: { moves: unknown[] }[] };
     expect(plan.format).toBe('aicerine-plan/1');
@@ -33,9 +36,9 @@ describe('aicerine demo', () => {
     const program = new Command().exitOverride();
     register(program);
     registerSim(program);
-    await expect(program.parseAsync(['demo', '--plan-only', '--port', 'x'], { from: 'user' })).rejects.toThrow(
-      '--port: expected an integer from 0 to 65535, got "x"',
-    );
+    await expect(
+      program.parseAsync(['demo', '--plan-only', '--port', 'x'], { from: 'user' }),
+    ).rejects.toThrow('--port: expected an integer from 0 to 65535, got "x"');
     await expect(program.parseAsync(['sim', '--synth', '1,2'], { from: 'user' })).rejects.toThrow(
       /groups is missing/,
     );
