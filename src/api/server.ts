@@ -27,6 +27,7 @@ import { registerPauses } from './routes/pauses.js';
 import { registerPlans } from './routes/plans.js';
 import { registerQuarantine } from './routes/quarantine.js';
 import { registerRecords } from './routes/records.js';
+import { defaultWebRoot, hasWebBuild, registerWeb } from './routes/web.js';
 
 export type ApiAuth =
   | { kind: 'keystone'; validator: TokenValidator; policy?: ApiPolicy }
@@ -43,6 +44,8 @@ export interface ApiOptions {
   now?: () => Date;
   /** Largest request body in bytes (default 64 KiB). */
   bodyLimit?: number;
+  /** The built dashboard served at / (default: the package's dist/web when built; null: none). */
+  webRoot?: string | null;
 }
 
 const NO_AUTH_CALLER: Caller = {
@@ -181,6 +184,8 @@ export async function buildApi(opts: ApiOptions): Promise<ZodApp> {
   if (opts.metrics !== undefined) opts.metrics.register(app, ctx);
 
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  const webRoot = opts.webRoot === undefined ? defaultWebRoot() : opts.webRoot;
+  if (hasWebBuild(webRoot)) registerWeb(app, webRoot);
   return app;
 }
 
