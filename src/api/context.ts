@@ -5,19 +5,31 @@ import type { ServiceConfig } from '../config/types.js';
 import type { Store } from '../store/store.js';
 import type { ServiceControl } from './control.js';
 import type { Caller } from './keystone.js';
-import type { ApiAction } from './policy.js';
+import type { ApiAction, ApiPolicy } from './policy.js';
+import type { SnapshotSource, TokenIssuer } from './sources.js';
 
 export interface ApiContext {
   store: Store;
   config: ServiceConfig;
   control: ServiceControl;
   now: () => Date;
+  /** null: the API runs without the loop in-process; host lists, charts and what-if answer 503. */
+  snapshots: SnapshotSource | null;
+  /** null: no login endpoint (the no-auth mode, or no Keystone to forward to). */
+  login: TokenIssuer | null;
+  /** 'none': the loopback no-auth mode. */
+  authMode: 'keystone' | 'none';
+  policy: ApiPolicy;
+  /** Where recorded snapshot files are written (stateDir/snapshots). */
+  snapshotDir: string;
 }
 
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** The policy action a route needs; absent: open (health, version, OpenAPI, metrics). */
     action?: ApiAction;
+    /** Any valid token will do (no policy check): whoami. */
+    authOnly?: boolean;
   }
   interface FastifyRequest {
     caller: Caller | null;

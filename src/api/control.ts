@@ -36,39 +36,45 @@ export interface ServiceControl {
   abortExecution(executionId: string, by: string): Promise<AbortResult>;
 }
 
+/** The run-time pauses the store holds (the service reads them every cycle). */
+export async function storedPauses(store: Store): Promise<PauseState> {
+  const out: PauseState = { global: null, aggregates: {} };
+  for (const p of await store.pauses.list()) {
+    const entry = { by: p.by, at: p.at, reason: p.reason };
+    if (p.aggregate === null) out.global = entry;
+    else out.aggregates[p.aggregate] = entry;
+  }
+  return out;
+}
+
 /**
  * A ServiceControl for an API that runs without the control loop in-process (tests, a read-mostly
- * API next to a service): pauses are kept in this process (they do not survive a restart, where the
- * configuration's `paused` flags apply again), and an abort is carried out on the store's journal,
- * which can only stop moves that were not issued yet: with moves in flight, only the executor that
- * issued them can abort them in Nova, so the abort is refused.
+ * API next to a service): pauses are written to the store, where the service reads them every
+ * cycle (they survive a restart), and an abort is carried out on the store's journal, which can
+ * only stop moves that were not issued yet: with moves in flight, only the executor that issued
+ * them can abort them in Nova, so the abort is refused.
  */
 export class StoreServiceControl implements ServiceControl {
-  private global: PauseEntry | null = null;
-  private readonly perAggregate = new Map<string, PauseEntry>();
-
   constructor(
     private readonly store: Store,
     private readonly now: () => Date = () => new Date(),
   ) {}
 
-  async pauses(): Promise<PauseState> {
-    return { global: this.global, aggregates: Object.fromEntries(this.perAggregate) };
+  pauses(): Promise<PauseState> {
+    return storedPauses(this.store);
   }
 
   async pause(scope: PauseScope, by: string, reason: string | null): Promise<void> {
-    const entry = { by, at: this.now().toISOString(), reason };
-    if (scope.aggregate === undefined) this.global = entry;
-    else this.perAggregate.set(scope.aggregate, entry);
+    await this.store.pauses.set({
+      aggregate: scope.aggregate ?? null,
+      by,
+      at: this.now().toISOString(),
+      reason,
+    });
   }
 
-  async resume(scope: PauseScope): Promise<boolean> {
-    if (scope.aggregate === undefined) {
-      const was = this.global !== null;
-      this.global = null;
-      return was;
-    }
-    return this.perAggregate.delete(scope.aggregate);
+  resume(scope: PauseScope): Promise<boolean> {
+    return this.store.pauses.clear(scope.aggregate ?? null);
   }
 
   async abortExecution(executionId: string, by: string): Promise<AbortResult> {

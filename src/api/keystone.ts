@@ -59,7 +59,7 @@ function str(v: unknown): string | null {
   return typeof v === 'string' && v !== '' ? v : null;
 }
 
-function callerFromToken(body: unknown): Caller | null {
+export function callerFromToken(body: unknown): Caller | null {
   const t = (body as { token?: Record<string, unknown> } | null)?.token;
   if (t === undefined || t === null || typeof t !== 'object') return null;
   const user = (t.user ?? {}) as Record<string, unknown>;
@@ -189,4 +189,10 @@ export class KeystoneTokenValidator implements TokenValidator {
     }
     return { status: res.status, body, serviceToken };
   }
+}
+
+/** The v3 base of an identity URL given with or without its /v3. */
+export function identityV3(identityUrl: string): string {
+  const base = identityUrl.replace(/\/+$/, '');
+  return /\/v3$/.test(base) ? base : `${base}/v3`;
 }

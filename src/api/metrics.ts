@@ -76,13 +76,13 @@ export class ApiMetrics {
     });
     this.planMoves = new Gauge({
       name: 'aicerine_plan_moves',
-      help: "Moves in the aggregate's latest plan",
+      help: "Moves in the plan of the aggregate's latest cycle",
       labelNames: ['aggregate'],
       registers,
     });
     this.imbalance = new Gauge({
       name: 'aicerine_imbalance',
-      help: "Imbalance the aggregate's latest plan started from: dimension=overall is the planner's objective, others the utilization standard deviation",
+      help: "The aggregate's imbalance at its latest cycle: dimension=overall is the planner's objective, others the utilization standard deviation",
       labelNames: ['aggregate', 'dimension'],
       registers,
     });
@@ -144,16 +144,26 @@ export class ApiMetrics {
   private async refreshOnce(ctx: ApiContext): Promise<void> {
     const { store } = ctx;
     for (const name of Object.keys(ctx.config.aggregates)) {
-      const latest = (await store.plans.list({ aggregate: name }, { limit: 1 })).items[0];
-      if (latest !== undefined) {
-        this.planMoves.set({ aggregate: name }, latest.moveCount);
-        const before = (await store.plans.get(latest.id))?.plan.aggregates.find(
-          (a) => a.name === name,
-        )?.before;
-        if (before !== undefined) {
-          this.imbalance.set({ aggregate: name, dimension: 'overall' }, before.imbalance);
-          for (const [dimension, d] of Object.entries(before.dimensions))
-            this.imbalance.set({ aggregate: name, dimension }, d.stddev);
+      // The running service stores every cycle's figures (history); an API without the loop
+      // in-process still has the latest plan's.
+      const point = (await store.history.list({ aggregate: name }, { limit: 1 })).items[0];
+      if (point !== undefined) {
+        this.planMoves.set({ aggregate: name }, point.planMoves);
+        this.imbalance.set({ aggregate: name, dimension: 'overall' }, point.imbalance);
+        for (const [dimension, d] of Object.entries(point.dimensions))
+          this.imbalance.set({ aggregate: name, dimension }, d.stddev);
+      } else {
+        const latest = (await store.plans.list({ aggregate: name }, { limit: 1 })).items[0];
+        if (latest !== undefined) {
+          this.planMoves.set({ aggregate: name }, latest.moveCount);
+          const before = (await store.plans.get(latest.id))?.plan.aggregates.find(
+            (a) => a.name === name,
+          )?.before;
+          if (before !== undefined) {
+            this.imbalance.set({ aggregate: name, dimension: 'overall' }, before.imbalance);
+            for (const [dimension, d] of Object.entries(before.dimensions))
+              this.imbalance.set({ aggregate: name, dimension }, d.stddev);
+          }
         }
       }
       const verdict = await store.dataHealth.latest(name);

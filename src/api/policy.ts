@@ -14,6 +14,8 @@ export const API_ACTIONS = [
   'pause',
   'resume',
   'quarantine.release',
+  'snapshot.record',
+  'what-if',
   'config.read',
 ] as const;
 export type ApiAction = (typeof API_ACTIONS)[number];
@@ -25,7 +27,7 @@ export const OPERATOR_ROLE = 'aicerine-operator';
 const OPERATE = ['admin', OPERATOR_ROLE];
 
 /**
- * reader: read; operator: approve, reject, abort, pause, resume, release; admin: all, with the
+ * reader: read and what-if; operator: approve, reject, abort, pause, resume, release; admin: all, with the
  * configuration. Keystone's implied roles (admin ⊃ member ⊃ reader) are listed out, because a
  * token carries implied roles only where the deployment defines the inference.
  */
@@ -37,6 +39,9 @@ export const DEFAULT_API_POLICY: ApiPolicy = {
   pause: OPERATE,
   resume: OPERATE,
   'quarantine.release': OPERATE,
+  'snapshot.record': OPERATE,
+  // A what-if stores and executes nothing: whoever reads may ask one.
+  'what-if': ['reader', 'member', 'admin', OPERATOR_ROLE],
   'config.read': ['admin'],
 };
 

@@ -319,3 +319,178 @@ export const versionBody = z.object({ name: z.string(), version: z.string(), api
 export const configBody = z.object({ file: z.string().nullable(), summary: z.string() });
 
 export { page };
+
+// ---- hosts of an aggregate (from the latest snapshot) ----
+const perDimension = z.record(z.string(), z.number()).describe('per policy dimension (cpu, memory, ...)');
+export const hostView = z
+  .object({
+    name: z.string(),
+    availabilityZone: z.string(),
+    enabled: z.boolean(),
+    up: z.boolean(),
+    forcedDown: z.boolean(),
+    disabledReason: z.string().nullable(),
+    servers: z.number().int(),
+    vcpuAllocationRatio: z.number().nullable(),
+    utilization: perDimension.describe(
+      'load over physical capacity per policy dimension, 0..1 (above 1 when overcommitted)',
+    ),
+    allocation: z
+      .record(z.string(), z.object({ used: z.number(), capacity: z.number() }))
+      .describe('Placement usage and capacity ((total - reserved) * allocation ratio) per resource class'),
+  })
+  .meta({ id: 'Host' });
+export const hostsPage = z
+  .object({
+    items: z.array(hostView),
+    nextCursor: z.string().nullable(),
+    asOf: z.string().describe('when the snapshot the figures come from was taken'),
+    dimensions: z.array(z.string()),
+  })
+  .meta({ id: 'HostsPage' });
+export const hostsQuery = z.strictObject({
+  limit,
+  cursor: z.string().min(1).max(255).optional().describe('the nextCursor of the previous page (a host name)'),
+});
+
+// ---- imbalance history ----
+export const historyPoint = z
+  .object({
+    id: z.string(),
+    aggregate: z.string(),
+    at: z.string(),
+    imbalance: z.number().describe("the planner's objective (weighted standard deviation of utilization)"),
+    dimensions: z.record(
+      z.string(),
+      z.object({ stddev: z.number(), max: z.number(), mean: z.number().optional() }),
+    ),
+    hosts: z.number().int(),
+    planMoves: z.number().int().describe("moves in the cycle's plan"),
+  })
+  .meta({ id: 'HistoryPoint' });
+export const historyQuery = z.strictObject({ ...idPageQuery, since: isoTime.optional() });
+
+// ---- a plan's per-host chart ----
+const beforeAfterHost = z.object({
+  name: z.string(),
+  before: perDimension,
+  after: perDimension,
+  serversBefore: z.number().int(),
+  serversAfter: z.number().int(),
+});
+const balance = z.object({
+  imbalance: z.number(),
+  dimensions: z.record(
+    z.string(),
+    z.object({ stddev: z.number(), max: z.number(), mean: z.number().optional() }),
+  ),
+});
+export const planHosts = z
+  .object({
+    planId: z.string(),
+    aggregate: z.string(),
+    asOf: z.string().describe('the snapshot whose loads the figures use (the latest)'),
+    dimensions: z.array(z.string()),
+    hosts: z.array(beforeAfterHost),
+    skippedSteps: z
+      .array(z.number().int())
+      .describe('moves whose server is on neither end in that snapshot, left out of the figures'),
+  })
+  .meta({ id: 'PlanHosts' });
+
+// ---- snapshots ----
+export const snapshotRecord = z
+  .object({
+    id: z.string(),
+    takenAt: z.string(),
+    aggregate: z.string().nullable(),
+    sizeBytes: z.number().int().nullable(),
+    recordedAt: z.string(),
+  })
+  .meta({ id: 'Snapshot' });
+export const snapshotsQuery = z.strictObject({ ...idPageQuery });
+export const snapshotParams = z.strictObject({ id: numericId });
+export const snapshotBody = z.strictObject({
+  comment: z.string().max(2000).optional().describe('why, for the audit log'),
+});
+
+// ---- shadow reports ----
+export const shadowReportsQuery = z.strictObject({
+  ...idPageQuery,
+  aggregate: aggregateName.optional(),
+  since: isoTime.optional(),
+});
+export const shadowReportEntry = z
+  .object({
+    id: z.string(),
+    aggregate: z.string(),
+    at: z.string(),
+    report: z
+      .unknown()
+      .describe('what Aicerine would have done in observe mode over the period (docs/control-loop.md)'),
+  })
+  .meta({ id: 'ShadowReport' });
+
+// ---- what-if ----
+const hostName = z
+  .string()
+  .min(1)
+  .max(255)
+  .refine(printableNoSlash, { error: 'expected a host name (printable characters, no "/")' });
+export const whatIfBody = z
+  .strictObject({
+    aggregate: aggregateName,
+    drainHosts: z.array(hostName).max(1000).optional().describe('hosts to empty (planned as disabled)'),
+    addHosts: z
+      .strictObject({
+        like: hostName.describe('an existing host of the aggregate to copy (inventory, zone)'),
+        count: z.number().int().min(1).max(1000),
+      })
+      .optional()
+      .describe('empty hosts to add, each a copy of `like`'),
+    policy: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe("policy keys (docs/policy.md) over the aggregate's policy"),
+  })
+  .meta({ id: 'WhatIf' });
+export const whatIfResult = z
+  .object({
+    aggregate: z.string(),
+    asOf: z.string(),
+    changes: z.object({ drained: z.array(z.string()), added: z.array(z.string()) }),
+    plan: z
+      .unknown()
+      .describe('the aicerine-plan/1 document (docs/formats.md); never stored, never executed'),
+    before: balance,
+    after: balance,
+    dimensions: z.array(z.string()),
+    hosts: z.array(beforeAfterHost),
+  })
+  .meta({ id: 'WhatIfResult' });
+
+// ---- auth ----
+export const loginBody = z
+  .strictObject({
+    username: z.string().min(1).max(255),
+    password: z.string().min(1).max(4096),
+    project: z.string().min(1).max(255),
+    userDomain: z.string().min(1).max(255).optional().describe('default "Default"'),
+    projectDomain: z.string().min(1).max(255).optional().describe('default "Default"'),
+  })
+  .meta({ id: 'Login' });
+export const whoami = z
+  .object({
+    authenticated: z.boolean().describe('false in the no-auth loopback mode'),
+    mode: z.enum(['keystone', 'no-auth']),
+    user: z.string(),
+    userId: z.string(),
+    project: z.string().nullable(),
+    roles: z.array(z.string()),
+    actions: z.array(z.string()).describe('the API actions these roles may take (docs/api.md)'),
+    expiresAt: z.string(),
+  })
+  .meta({ id: 'WhoAmI' });
+export const loginResult = whoami
+  .extend({ token: z.string().describe('send as X-Auth-Token') })
+  .meta({ id: 'LoginResult' });

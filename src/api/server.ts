@@ -2,6 +2,7 @@
 // port and the Keystone validator; listenApi() binds it (the no-auth mode to loopback only).
 import { randomUUID } from 'node:crypto';
 import { isIP } from 'node:net';
+import { join } from 'node:path';
 import fastifySwagger from '@fastify/swagger';
 import Fastify, { type FastifyBaseLogger, LogController } from 'fastify';
 import {
@@ -21,13 +22,19 @@ import { type ApiLogger, createApiLogger, pathForLog } from './logger.js';
 import type { ApiMetrics } from './metrics.js';
 import { type ApiPolicy, allows, DEFAULT_API_POLICY } from './policy.js';
 import { registerAggregates } from './routes/aggregates.js';
+import { registerAuth } from './routes/auth.js';
 import { registerExecutions } from './routes/executions.js';
+import { registerInsight } from './routes/insight.js';
 import { API_VERSION, registerMeta } from './routes/meta.js';
 import { registerPauses } from './routes/pauses.js';
 import { registerPlans } from './routes/plans.js';
 import { registerQuarantine } from './routes/quarantine.js';
 import { registerRecords } from './routes/records.js';
+import { registerShadowReports } from './routes/shadow.js';
+import { registerSnapshots } from './routes/snapshots.js';
 import { defaultWebRoot, hasWebBuild, registerWeb } from './routes/web.js';
+import { registerWhatIf } from './routes/what-if.js';
+import type { SnapshotSource, TokenIssuer } from './sources.js';
 
 export type ApiAuth =
   | { kind: 'keystone'; validator: TokenValidator; policy?: ApiPolicy }
@@ -39,6 +46,12 @@ export interface ApiOptions {
   config: ServiceConfig;
   control: ServiceControl;
   auth: ApiAuth;
+  /** The running service's snapshots (host figures, charts, what-if, record now); absent: those answer 503. */
+  snapshots?: SnapshotSource;
+  /** Where POST /v1/auth/tokens forwards logins (keystone mode); absent: no login endpoint. */
+  login?: TokenIssuer;
+  /** Where recorded snapshots are written (default: the configuration's stateDir/snapshots). */
+  snapshotDir?: string;
   logger?: ApiLogger;
   metrics?: ApiMetrics;
   now?: () => Date;
@@ -77,14 +90,19 @@ export async function buildApi(opts: ApiOptions): Promise<ZodApp> {
   app.setSerializerCompiler(serializerCompiler);
   app.decorateRequest('caller', null);
 
+  const auth = opts.auth;
+  const policy = auth.kind === 'keystone' ? (auth.policy ?? DEFAULT_API_POLICY) : DEFAULT_API_POLICY;
   const ctx: ApiContext = {
     store: opts.store,
     config: opts.config,
     control: opts.control,
     now: opts.now ?? (() => new Date()),
+    snapshots: opts.snapshots ?? null,
+    login: auth.kind === 'keystone' ? (opts.login ?? null) : null,
+    authMode: auth.kind,
+    policy,
+    snapshotDir: opts.snapshotDir ?? join(opts.config.stateDir, 'snapshots'),
   };
-  const auth = opts.auth;
-  const policy = auth.kind === 'keystone' ? (auth.policy ?? DEFAULT_API_POLICY) : DEFAULT_API_POLICY;
 
   app.addHook('onRequest', async (req, reply) => {
     reply.header('X-Request-Id', req.id);
@@ -97,7 +115,8 @@ export async function buildApi(opts: ApiOptions): Promise<ZodApp> {
         'headers.content-type',
       );
     const action = req.routeOptions.config?.action;
-    if (action === undefined) return;
+    const authOnly = req.routeOptions.config?.authOnly === true;
+    if (action === undefined && !authOnly) return;
     if (auth.kind === 'none') {
       req.caller = NO_AUTH_CALLER;
       return;
@@ -118,7 +137,7 @@ export async function buildApi(opts: ApiOptions): Promise<ZodApp> {
         `${TOKEN_FIELD}: Keystone does not accept this token (invalid, expired or revoked)`,
         TOKEN_FIELD,
       );
-    if (!allows(policy, action, caller.roles))
+    if (action !== undefined && !allows(policy, action, caller.roles))
       throw new ApiError(
         403,
         'forbidden',
@@ -181,6 +200,11 @@ export async function buildApi(opts: ApiOptions): Promise<ZodApp> {
   registerQuarantine(app, ctx);
   registerPauses(app, ctx);
   registerRecords(app, ctx);
+  registerInsight(app, ctx);
+  registerSnapshots(app, ctx);
+  registerShadowReports(app, ctx);
+  registerWhatIf(app, ctx);
+  registerAuth(app, ctx);
   if (opts.metrics !== undefined) opts.metrics.register(app, ctx);
 
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());

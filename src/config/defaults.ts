@@ -41,6 +41,8 @@ export const BUILTIN_SERVICE: ServiceInput = {
       dataHealth: '30d',
     },
   },
+  api: { host: '127.0.0.1', port: 8780, enabled: true },
+  stateDir: '.',
   cycleInterval: '5m',
   paused: false,
   concurrency: { global: 10 },
@@ -61,6 +63,13 @@ export const DEFAULT_WHY: Record<string, string> = {
     'half a year of durations follows hardware and network changes without forgetting rare large servers',
   'store.retention.ratioChanges': 'as long as executions, to explain past placement decisions of Nova',
   'store.retention.dataHealth': 'a month shows recurring data problems; older verdicts have no use',
+  'api.host':
+    'loopback until the operator decides who may reach it (a reverse proxy with TLS, or an address of the management network)',
+  'api.port': 'the port the operator commands (aicerine status, plans, ...) and the demo use by default',
+  'api.policy':
+    'the documented defaults (docs/api.md): reader reads, operator approves and aborts, admin reads the configuration',
+  'api.enabled': 'operators approve plans and Prometheus scrapes /metrics through it',
+  stateDir: 'next to the configuration, like the default SQLite store',
   cycleInterval:
     'Nova and Placement change on the scale of minutes; a cycle costs a few calls once the first full read is done',
   paused: 'running is the point of the service; the per-aggregate mode decides what it may do',

@@ -255,6 +255,13 @@ export async function parseServiceConfig(doc: unknown, opts: ParseOptions): Prom
         dataHealthMs: pick('dataHealth'),
       },
       notifications,
+      api: {
+        enabled: u.api?.enabled ?? b.api?.enabled ?? true,
+        host: u.api?.host ?? b.api?.host ?? '127.0.0.1',
+        port: u.api?.port ?? b.api?.port ?? 8780,
+        policyFile: u.api?.policy ? resolve(opts.baseDir, u.api.policy) : null,
+      },
+      stateDir: resolve(opts.baseDir, u.stateDir ?? b.stateDir ?? '.'),
       cycleIntervalMs,
       paused: u.paused ?? b.paused ?? false,
       concurrency: { global: u.concurrency?.global ?? b.concurrency?.global ?? 1 },

@@ -264,6 +264,31 @@ export const serviceSchema = mapping({
     .describe(
       'optional: wake the loop on Nova notifications; without it, periodic reconcile does it, slower',
     ),
+  api: mapping({
+    host: nonEmpty()
+      .optional()
+      .describe(
+        'address the REST API and dashboard listen on (docs/api.md); 0.0.0.0 or :: for every interface',
+      ),
+    port: z
+      .number({ error: 'expected a port from 0 to 65535' })
+      .int({ error: 'expected a port from 0 to 65535' })
+      .min(0, { error: 'expected a port from 0 to 65535' })
+      .max(65535, { error: 'expected a port from 0 to 65535' })
+      .optional()
+      .describe('TCP port of the API (0: any free port, said at start)'),
+    policy: nonEmpty()
+      .optional()
+      .describe('API policy file: Keystone roles per action (docs/api.md); relative to this file'),
+    enabled: bool().optional().describe('false: serve runs the loop without the API'),
+  })
+    .optional()
+    .describe('the REST API, /metrics and the dashboard that serve starts next to the loop'),
+  stateDir: nonEmpty()
+    .optional()
+    .describe(
+      'folder for the files the service keeps besides its store (recorded snapshots); relative to this file',
+    ),
   cycleInterval: duration().optional().describe('time between control-loop cycles'),
   paused: bool().optional().describe('global pause: no aggregate starts a migration'),
   concurrency: mapping({

@@ -109,6 +109,10 @@ export interface ServiceConfig {
   retention: RetentionConfig;
   /** null: no RabbitMQ, periodic reconcile only. */
   notifications: { url: string; password: SecretSource | null } | null;
+  /** The REST API serve starts next to the loop. */
+  api: { enabled: boolean; host: string; port: number; policyFile: string | null };
+  /** Absolute folder for files besides the store (recorded snapshots under snapshots/). */
+  stateDir: string;
   cycleIntervalMs: number;
   paused: boolean;
   concurrency: { global: number };

@@ -85,10 +85,10 @@ export class ExecutionRun {
       if (this.fatal) break;
       const now = clock.now();
       const windowOver = this.book.window.deadline !== null && now >= this.book.window.deadline;
-      const stopping = this.book.window.shouldStop();
+      const stopping = this.book.stopRequested();
       if (windowOver || stopping) {
         ended = 'aborted';
-        const why = windowOver ? 'the maintenance window ended' : 'paused';
+        const why = windowOver ? 'the maintenance window ended' : (this.book.aborted() ?? 'paused');
         for (const rec of this.book.moves.values()) {
           if (rec.state === 'pending' && !this.tasks.has(rec.step)) {
             await this.book.endPending(rec, `${why} before it started`);

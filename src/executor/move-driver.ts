@@ -102,7 +102,7 @@ export class MoveDriver {
         await this.book.quarantine(rec, `pre-flight: ${pf.reason}`, pf.serverFault);
       return false;
     }
-    if (this.book.window.shouldStop() || this.book.abortReason(rec)?.kind === 'window') {
+    if (this.book.stopRequested() || this.book.abortReason(rec)?.kind === 'window') {
       // The window closed or a pause came while we read: leave the move to the loop.
       this.book.dropComing(rec.step);
       return false;
@@ -221,7 +221,7 @@ export class MoveDriver {
         );
         return;
       }
-      if (this.book.window.shouldStop() || this.book.abortReason(rec)?.kind === 'window') {
+      if (this.book.stopRequested() || this.book.abortReason(rec)?.kind === 'window') {
         await this.book.transition(rec, 'issuing', {
           state: rec.attempt === 1 ? 'skipped' : 'failed',
           detail: `attempt ${rec.attempt} never reached Nova, and the window ended or a pause came before another send`,
@@ -385,7 +385,7 @@ export class MoveDriver {
       this.book.window.deadline === null ||
       now + wait + rec.estimatedSeconds * 1000 <= this.book.window.deadline;
     this.book.dropComing(rec.step);
-    if (policy === 'retry' && attemptsLeft && timeLeft && !this.book.window.shouldStop()) {
+    if (policy === 'retry' && attemptsLeft && timeLeft && !this.book.stopRequested()) {
       await this.book.transition(rec, from, {
         state: 'pending',
         detail: `attempt ${rec.attempt} failed: ${detail}; next try in ${Math.round(wait / 1000)} s`,

@@ -45,6 +45,11 @@ export interface RunWindow {
   deadline: number | null;
   /** A pause: no new migration starts; those in flight finish or are aborted (settings.onStop). */
   shouldStop: () => boolean;
+  /**
+   * An operator's abort of this execution (why, or null): no new migration starts and those in
+   * flight are aborted in Nova whatever settings.onStop says.
+   */
+  abortRequested?: () => string | null;
 }
 
 export interface RunCounters {
@@ -88,11 +93,23 @@ export class RunBook {
     this.log = deps.logger ?? silentLogger;
   }
 
+  /** A pause or an operator's abort: nothing new starts. */
+  stopRequested(): boolean {
+    return this.window.shouldStop() || this.aborted() !== null;
+  }
+
+  /** Why an operator aborted this execution, or null. */
+  aborted(): string | null {
+    return this.window.abortRequested?.() ?? null;
+  }
+
   abortReason(rec: MoveRecord): { kind: AbortKind; why: string } | null {
     const now = this.deps.clock.now();
     if (this.window.deadline !== null && now >= this.window.deadline) {
       return { kind: 'window', why: 'the maintenance window ended' };
     }
+    const aborted = this.aborted();
+    if (aborted !== null) return { kind: 'stop', why: aborted };
     if (this.deps.settings.onStop === 'abort' && this.window.shouldStop()) {
       return { kind: 'stop', why: 'paused, with in-flight migrations set to abort' };
     }

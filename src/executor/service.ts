@@ -36,6 +36,8 @@ export function toPlannedMove(m: Move): PlannedMove {
 export class ExecutorService implements ExecutorPort {
   /** By execution id. */
   private readonly active = new Map<string, { aggregate: string; done: Promise<void> }>();
+  /** Operators' aborts of running executions, by execution id: why. */
+  private readonly aborts = new Map<string, string>();
   private readonly log: Logger;
 
   constructor(
@@ -65,7 +67,7 @@ export class ExecutorService implements ExecutorPort {
       throw new Error(`aggregate ${request.aggregate}: an execution is already running`);
     }
     const executionId = randomUUID();
-    const window = this.window(request.aggregate, request.deadline);
+    const window = this.window(executionId, request.aggregate, request.deadline);
     this.track(
       executionId,
       request.aggregate,
@@ -90,9 +92,26 @@ export class ExecutorService implements ExecutorPort {
     const unfinished = await this.executor.unfinished();
     for (const e of unfinished) {
       const deadline = this.opts.deadlineOnResume?.(e) ?? null;
-      this.track(e.id, e.aggregate, this.executor.resume(e.id, this.window(e.aggregate, deadline)));
+      this.track(e.id, e.aggregate, this.executor.resume(e.id, this.window(e.id, e.aggregate, deadline)));
     }
     return unfinished.map((e) => e.id);
+  }
+
+  /** Whether this process runs the execution (and so can abort its migrations in Nova). */
+  runs(executionId: string): boolean {
+    return this.active.has(executionId);
+  }
+
+  /**
+   * Stops an execution running here: moves not issued are skipped, migrations in flight are
+   * aborted in Nova (DELETE on the migration) and followed until Nova confirms. False when this
+   * process does not run it. `done` resolves when the execution has ended.
+   */
+  abort(executionId: string, why: string): { done: Promise<void> } | null {
+    const run = this.active.get(executionId);
+    if (run === undefined) return null;
+    if (!this.aborts.has(executionId)) this.aborts.set(executionId, why);
+    return { done: run.done };
   }
 
   /** Resolves when every execution started here has ended (for shutdown and tests). */
@@ -100,10 +119,11 @@ export class ExecutorService implements ExecutorPort {
     while (this.active.size > 0) await Promise.allSettled([...this.active.values()].map((a) => a.done));
   }
 
-  private window(aggregate: string, deadline: Date | null): RunWindow {
+  private window(executionId: string, aggregate: string, deadline: Date | null): RunWindow {
     return {
       deadline: deadline === null ? null : deadline.getTime(),
       shouldStop: () => this.opts.isPaused(aggregate),
+      abortRequested: () => this.aborts.get(executionId) ?? null,
     };
   }
 
@@ -124,7 +144,10 @@ export class ExecutorService implements ExecutorPort {
     );
     this.active.set(executionId, {
       aggregate,
-      done: done.finally(() => this.active.delete(executionId)),
+      done: done.finally(() => {
+        this.active.delete(executionId);
+        this.aborts.delete(executionId);
+      }),
     });
   }
 }

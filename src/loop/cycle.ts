@@ -29,6 +29,10 @@ export interface AggregateOutcome {
   decision: Decision | null;
   /** The aggregate's imbalance as this cycle's plan saw it (before its moves); absent when no plan was made. */
   imbalance?: number;
+  /** The same, per dimension (the plan's `before`); absent when no plan was made. */
+  stats?: AggregatePlan['before'];
+  /** Moves in the plan this cycle made or kept; absent when no plan was made. */
+  planMoves?: number;
 }
 
 export interface CycleReport {
@@ -214,7 +218,15 @@ export class ControlLoop {
           at: now.toISOString(),
         });
         await this.audit('loop', 'plan.refused', planId, { violations: check.violations.length }, now);
-        return { ...base, verdict, planId, summary: why, imbalance: aggPlan.before.imbalance };
+        return {
+          ...base,
+          verdict,
+          planId,
+          summary: why,
+          imbalance: aggPlan.before.imbalance,
+          stats: aggPlan.before,
+          planMoves: aggPlan.moves.length,
+        };
       }
     }
 
@@ -334,6 +346,8 @@ export class ControlLoop {
       decision,
       summary,
       imbalance: aggPlan.before.imbalance,
+      stats: aggPlan.before,
+      planMoves: aggPlan.moves.length,
     };
   }
 

@@ -3,6 +3,13 @@
 // a timer (sooner when Nova's notifications say something changed). Everything that decides is
 // elsewhere and pure; this file only wires and schedules.
 
+import {
+  type AbortResult,
+  type PauseState,
+  type ServiceControl,
+  StoreServiceControl,
+  storedPauses,
+} from '../api/control.js';
 import { type IncrementalOptions, IncrementalRecorder } from '../cloud/incremental-record.js';
 import type { Logger } from '../cloud/log.js';
 import type { CloudSession } from '../cloud/session.js';
@@ -64,8 +71,12 @@ export class AicerineService {
   private readonly writer: RatioWriter;
   private estimators: CostEstimators | null = null;
   private lastSnapshot: Snapshot | null = null;
-  /** Runtime pauses (API, signals), on top of the configuration's. */
-  private readonly pausedNow = { global: false, aggregates: new Set<string>() };
+  /** Run-time pauses (API, CLI) as last read from the store, on top of the configuration's. */
+  private runtime: PauseState = { global: null, aggregates: {} };
+  /** Set by stop(): no new migration starts while the process shuts down. */
+  private shuttingDown = false;
+  /** Told of every cycle's end (metrics, the demo's printout). */
+  private readonly cycleListeners: ((report: ServiceCycleReport | null, seconds: number) => void)[] = [];
   private listener: NotificationListener | null = null;
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<ServiceCycleReport | null> | null = null;
@@ -125,25 +136,84 @@ export class AicerineService {
 
   isPaused(aggregate?: string): boolean {
     const { config } = this.deps;
-    if (config.paused || this.pausedNow.global) return true;
+    if (config.paused || this.shuttingDown || this.runtime.global !== null) return true;
     if (aggregate === undefined) return false;
-    return aggregateConfig(config, aggregate).paused || this.pausedNow.aggregates.has(aggregate);
+    return aggregateConfig(config, aggregate).paused || this.runtime.aggregates[aggregate] !== undefined;
   }
 
-  pause(aggregate?: string): void {
-    if (aggregate === undefined) this.pausedNow.global = true;
-    else this.pausedNow.aggregates.add(aggregate);
+  /** Run-time pauses in force (read from the store at every cycle and on every change). */
+  pauses(): PauseState {
+    return this.runtime;
   }
 
-  resume(aggregate?: string): void {
-    if (aggregate === undefined) this.pausedNow.global = false;
-    else this.pausedNow.aggregates.delete(aggregate);
+  /** A durable run-time pause: kept in the store, so it outlives a restart; effective at once. */
+  async pause(aggregate?: string, by = 'service', reason: string | null = null): Promise<void> {
+    await this.deps.store.pauses.set({
+      aggregate: aggregate ?? null,
+      by,
+      at: new Date(this.deps.clock.now()).toISOString(),
+      reason,
+    });
+    await this.refreshPauses();
+  }
+
+  /** Lifts a run-time pause; false when the scope was not paused at run time. */
+  async resume(aggregate?: string): Promise<boolean> {
+    const was = await this.deps.store.pauses.clear(aggregate ?? null);
+    await this.refreshPauses();
+    if (was) this.wake();
+    return was;
+  }
+
+  /**
+   * Aborts an execution this process runs: moves not issued are skipped, migrations in flight
+   * are aborted in Nova by the executor that issued them. One it does not run (left by a process
+   * that died and not resumed yet) is stopped in the store when nothing of it is in flight.
+   */
+  async abortExecution(executionId: string, by: string): Promise<AbortResult> {
+    const running = this.executor.abort(executionId, `aborted by ${by}`);
+    if (running !== null) {
+      this.deps.logger.warn(`service: execution ${executionId} aborted by ${by}`);
+      return { outcome: 'aborting', executionId };
+    }
+    return new StoreServiceControl(this.deps.store, () => new Date(this.deps.clock.now())).abortExecution(
+      executionId,
+      by,
+    );
+  }
+
+  /** The ServiceControl the API acts through. */
+  control(): ServiceControl {
+    return {
+      pauses: async () => {
+        await this.refreshPauses();
+        return this.runtime;
+      },
+      pause: (scope, by, reason) => this.pause(scope.aggregate, by, reason),
+      resume: (scope) => this.resume(scope.aggregate),
+      abortExecution: (id, by) => this.abortExecution(id, by),
+    };
+  }
+
+  /** The latest snapshot the loop planned on (null before the first cycle). */
+  latestSnapshot(): Snapshot | null {
+    return this.lastSnapshot;
+  }
+
+  /** Called after every cycle with its report (null when it failed) and its duration in seconds. */
+  onCycle(listener: (report: ServiceCycleReport | null, seconds: number) => void): void {
+    this.cycleListeners.push(listener);
+  }
+
+  private async refreshPauses(): Promise<void> {
+    this.runtime = await storedPauses(this.deps.store);
   }
 
   /** Resumes what a previous process left running, connects notifications, and starts the timer. */
   async start(): Promise<void> {
     const { logger } = this.deps;
     this.started = true;
+    await this.refreshPauses();
     const resumed = await this.executor.recover();
     if (resumed.length > 0)
       logger.warn(`service: resumed ${resumed.length} unfinished execution(s) after a restart`, { resumed });
@@ -162,7 +232,7 @@ export class AicerineService {
   /** Stops starting cycles and new migrations; waits for executions (they finish or abort by configuration). */
   async stop(): Promise<void> {
     this.stopping = true;
-    this.pausedNow.global = true;
+    this.shuttingDown = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     await this.listener?.stop();
@@ -182,20 +252,49 @@ export class AicerineService {
 
   /** One whole cycle now: record, learn, plan and act per aggregate, prevention, housekeeping. */
   async runCycle(): Promise<ServiceCycleReport> {
-    const report = await this.loop.runCycle();
-    const last = this.recorderReader.last;
-    const prevention = await this.prevent();
-    await this.housekeeping();
-    const out: ServiceCycleReport = {
-      ...report,
-      recordSeconds: last?.seconds ?? 0,
-      callCount: last?.callCount ?? 0,
-      full: last?.full ?? false,
-      prevention,
-    };
-    this.cycles.push(out);
-    if (this.cycles.length > 100) this.cycles.shift();
-    return out;
+    const started = Date.now();
+    let out: ServiceCycleReport | null = null;
+    try {
+      await this.refreshPauses();
+      const report = await this.loop.runCycle();
+      const last = this.recorderReader.last;
+      await this.recordHistory(report);
+      const prevention = await this.prevent();
+      await this.housekeeping();
+      out = {
+        ...report,
+        recordSeconds: last?.seconds ?? 0,
+        callCount: last?.callCount ?? 0,
+        full: last?.full ?? false,
+        prevention,
+      };
+      this.cycles.push(out);
+      if (this.cycles.length > 100) this.cycles.shift();
+      return out;
+    } finally {
+      const seconds = (Date.now() - started) / 1000;
+      for (const l of this.cycleListeners) l(out, seconds);
+    }
+  }
+
+  /** Each aggregate's imbalance this cycle, per dimension: the history the API charts. */
+  private async recordHistory(report: CycleReport): Promise<void> {
+    const snap = this.lastSnapshot;
+    for (const a of report.aggregates) {
+      if (a.stats === undefined) continue;
+      const hosts =
+        snap?.hosts.filter((h) =>
+          a.aggregate === '_unassigned_' ? h.aggregates.length === 0 : h.aggregates.includes(a.aggregate),
+        ).length ?? 0;
+      await this.deps.store.history.record({
+        aggregate: a.aggregate,
+        at: report.at,
+        imbalance: a.stats.imbalance,
+        dimensions: a.stats.dimensions,
+        hosts,
+        planMoves: a.planMoves ?? 0,
+      });
+    }
   }
 
   private schedule(delayMs: number): void {
@@ -242,9 +341,9 @@ export class AicerineService {
     const settings = loopSettings(this.deps.config, aggregates, (a, model) =>
       this.estimators ? this.estimators.for(a).model : model,
     );
-    // Runtime pauses are part of the settings the loop decides with.
-    settings.paused = settings.paused || this.pausedNow.global;
-    for (const a of settings.aggregates) a.paused = a.paused || this.pausedNow.aggregates.has(a.name);
+    // Run-time pauses (from the store, so they survive a restart) are part of the settings.
+    settings.paused = settings.paused || this.shuttingDown || this.runtime.global !== null;
+    for (const a of settings.aggregates) a.paused = a.paused || this.runtime.aggregates[a.name] !== undefined;
     this.loop.updateSettings(settings);
     return read;
   }
@@ -376,6 +475,8 @@ export class AicerineService {
           costSamples: days(r.costSamplesMs),
           ratioChanges: days(r.ratioChangesMs),
           dataHealth: days(r.dataHealthMs),
+          // The imbalance history charts what plans explain: kept as long as plans.
+          history: days(r.plansMs),
           // Cooldowns must outlive the longest cooldown; a day beyond it is plenty.
           cooldowns: days(
             Math.max(

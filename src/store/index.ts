@@ -67,5 +67,13 @@ export {
   type RetentionPolicy,
   type RetentionRepository,
 } from './retention.js';
+export type {
+  DimensionStats,
+  HistoryPoint,
+  HistoryRepository,
+  NewHistoryPoint,
+  PauseRepository,
+  StoredPause,
+} from './service-state.js';
 export type { NewSnapshotRecord, SnapshotRecord, SnapshotRepository } from './snapshots.js';
 export { openStore, type Store } from './store.js';

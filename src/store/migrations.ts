@@ -276,11 +276,51 @@ function preventionRecords(backend: StoreBackend): Migration {
   };
 }
 
+// The running service's own state: run-time pauses an operator made (so they survive a restart,
+// unlike an in-memory flag), and each cycle's imbalance per aggregate (the API's history charts).
+function serviceControl(backend: StoreBackend): Migration {
+  const LONG = longTextType(backend);
+  return {
+    async up(db: Kysely<unknown>): Promise<void> {
+      const s = db.schema;
+      await tableOptions(
+        backend,
+        s
+          .createTable('service_pauses')
+          // '' is the global pause (an aggregate name is never empty).
+          .addColumn('scope', KEY, (c) => c.primaryKey())
+          .addColumn('paused_by', KEY, (c) => c.notNull())
+          .addColumn('at', TIME, (c) => c.notNull())
+          .addColumn('reason', 'text'),
+      ).execute();
+      await tableOptions(
+        backend,
+        s
+          .createTable('aggregate_history')
+          .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+          .addColumn('aggregate', KEY, (c) => c.notNull())
+          .addColumn('at', TIME, (c) => c.notNull())
+          .addColumn('imbalance', REAL, (c) => c.notNull())
+          .addColumn('dimensions', LONG, (c) => c.notNull())
+          .addColumn('hosts', 'integer', (c) => c.notNull())
+          .addColumn('plan_moves', 'integer', (c) => c.notNull()),
+      ).execute();
+      await s
+        .createIndex('aggregate_history_aggregate')
+        .on('aggregate_history')
+        .columns(['aggregate', 'at'])
+        .execute();
+      await s.createIndex('aggregate_history_at').on('aggregate_history').column('at').execute();
+    },
+  };
+}
+
 /** The migrations in order; their names sort in that order (the Migrator runs them sorted). */
 export function storeMigrations(backend: StoreBackend): Record<string, Migration> {
   return {
     '0001-initial-schema': initialSchema(backend),
     '0002-prevention-records': preventionRecords(backend),
+    '0003-service-control': serviceControl(backend),
   };
 }
 

@@ -20,6 +20,7 @@ export const RETAINED_RECORDS = [
   'dataHealth',
   'snapshots',
   'audit',
+  'history',
 ] as const;
 export type RetainedRecord = (typeof RETAINED_RECORDS)[number];
 
@@ -65,6 +66,7 @@ export function createRetention(ctx: StoreContext): RetentionRepository {
         dataHealth: 0,
         snapshots: 0,
         audit: 0,
+        history: 0,
       };
       const n = (r: { numDeletedRows: bigint }) => Number(r.numDeletedRows);
 
@@ -155,6 +157,10 @@ export function createRetention(ctx: StoreContext): RetentionRepository {
       if (cutoff.audit !== undefined)
         counts.audit = n(
           await db.deleteFrom('audit_log').where('at', '<', cutoff.audit).executeTakeFirstOrThrow(),
+        );
+      if (cutoff.history !== undefined)
+        counts.history = n(
+          await db.deleteFrom('aggregate_history').where('at', '<', cutoff.history).executeTakeFirstOrThrow(),
         );
       return counts;
     },

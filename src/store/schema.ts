@@ -169,6 +169,26 @@ export interface AuditLogTable {
   at: number;
 }
 
+export interface ServicePausesTable {
+  /** '' for the global pause, else the aggregate's name. */
+  scope: string;
+  paused_by: string;
+  at: number;
+  reason: string | null;
+}
+
+export interface AggregateHistoryTable {
+  id: AutoId;
+  aggregate: string;
+  at: number;
+  /** The planner's objective for the aggregate at that cycle. */
+  imbalance: number;
+  /** JSON: per dimension { stddev, max, mean? }. */
+  dimensions: string;
+  hosts: number;
+  plan_moves: number;
+}
+
 export interface Database {
   executions: ExecutionsTable;
   execution_moves: ExecutionMovesTable;
@@ -184,4 +204,6 @@ export interface Database {
   data_health: DataHealthTable;
   snapshots: SnapshotsTable;
   audit_log: AuditLogTable;
+  service_pauses: ServicePausesTable;
+  aggregate_history: AggregateHistoryTable;
 }

@@ -17,6 +17,12 @@ import { createQuarantineRepository, type QuarantineRepository } from './quarant
 import { createRatioChangeRepository, type RatioChangeRepository } from './ratio-changes.js';
 import { createRatioChangeSink } from './ratio-sink.js';
 import { createRetention, type RetentionRepository } from './retention.js';
+import {
+  createHistoryRepository,
+  createPauseRepository,
+  type HistoryRepository,
+  type PauseRepository,
+} from './service-state.js';
 import { createSnapshotRepository, type SnapshotRepository } from './snapshots.js';
 
 export interface Store extends ExecutionJournal {
@@ -32,6 +38,10 @@ export interface Store extends ExecutionJournal {
   readonly dataHealth: DataHealthRepository;
   readonly snapshots: SnapshotRepository;
   readonly audit: AuditLogRepository;
+  /** Run-time pauses made by operators (durable: they survive a restart). */
+  readonly pauses: PauseRepository;
+  /** Each cycle's imbalance per aggregate and dimension. */
+  readonly history: HistoryRepository;
   readonly retention: RetentionRepository;
   /** Closes the database (the pool on MariaDB); the store is unusable after. */
   close(): Promise<void>;
@@ -59,6 +69,8 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     dataHealth: createDataHealthRepository(ctx),
     snapshots: createSnapshotRepository(ctx),
     audit: createAuditLogRepository(ctx),
+    pauses: createPauseRepository(ctx),
+    history: createHistoryRepository(ctx),
     retention: createRetention(ctx),
     close: () => ctx.db.destroy(),
   };

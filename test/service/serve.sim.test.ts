@@ -191,11 +191,11 @@ describe('aicerine serve against the simulator', () => {
 
   it('a runtime pause stops new starts and says so', async () => {
     r = await rig({ defaults: { mode: 'active', windows: always } });
-    r.service.pause('gold');
+    await r.service.pause('gold');
     const report = await r.service.runCycle();
     expect(report.aggregates.find((a) => a.aggregate === 'gold')!.summary).toBe('paused (this aggregate)');
     expect(report.aggregates.find((a) => a.aggregate === 'silver')!.started).toBeGreaterThan(0);
-    r.service.resume('gold');
+    await r.service.resume('gold');
   });
 
   it("prevention lowers a hot host's VCPU ratio in Placement, records and audits it; observe writes nothing", async () => {

@@ -170,6 +170,7 @@ describe.each(testBackends().map((b) => [b.name, b] as const))(
           dataHealth: 1,
           snapshots: 1,
           audit: 1,
+          history: 0,
         });
         expect(await store.plans.get(oldPlan)).toBeNull();
         expect(await store.plans.decisions(oldPlan)).toEqual([]);

@@ -2,9 +2,11 @@
 // each aggregate's mode and windows allow, until SIGINT/SIGTERM (then no new migration starts;
 // those in flight finish or are aborted, as configured).
 import type { Command } from 'commander';
+import { createApiLogger, isLoopback } from '../../api/index.js';
 import { createLogger } from '../../cloud/log.js';
 import { loadServiceConfig } from '../../config/load.js';
 import { systemClock } from '../../executor/ports.js';
+import { type ServiceApi, startServiceApi } from '../../service/api.js';
 import { openServiceParts } from '../../service/open.js';
 import { AicerineService } from '../../service/service.js';
 import { describeCommand } from '../command-list.js';
@@ -13,6 +15,8 @@ interface ServeFlags {
   config: string;
   once?: boolean;
   verbose?: boolean;
+  /** false with --no-auth. */
+  auth: boolean;
 }
 
 export function register(program: Command): void {
@@ -22,6 +26,10 @@ export function register(program: Command): void {
     .requiredOption('-c, --config <file>', 'service configuration (YAML), see docs/configuration.md')
     .option('--once', 'run one cycle, wait for what it started, print its report and exit')
     .option('-v, --verbose', 'debug logging (never secrets)')
+    .option(
+      '--no-auth',
+      'serve the API without Keystone authentication: loopback addresses only (demos, a single-user lab)',
+    )
     .action(async (flags: ServeFlags) => {
       const { config, warnings } = await loadServiceConfig(flags.config);
       const logger = createLogger({ level: flags.verbose ? 'debug' : 'info' });
@@ -46,8 +54,31 @@ export function register(program: Command): void {
         await parts.store.close();
         return;
       }
+      let api: ServiceApi | null = null;
+      if (config.api.enabled) {
+        if (!flags.auth && !isLoopback(config.api.host))
+          throw new Error(
+            `--no-auth: the API without authentication binds to loopback only, and api.host is ${config.api.host} (${config.file ?? 'configuration'})`,
+          );
+        api = await startServiceApi({
+          service,
+          store: parts.store,
+          config,
+          reader: parts.reader,
+          noAuth: !flags.auth,
+          logger: createApiLogger({ level: flags.verbose ? 'debug' : 'info' }),
+        });
+        logger.info(
+          `serve: API on ${api.url}/v1 (OpenAPI ${api.url}/v1/openapi.json, metrics ${api.url}/metrics)`,
+        );
+        if (!flags.auth)
+          logger.warn(
+            `serve: NO AUTHENTICATION on ${api.url}: anyone on this machine may approve plans, abort executions and pause the service`,
+          );
+      }
       const stop = async (signal: string) => {
         logger.info(`serve: ${signal}: no new migration starts; waiting for those in flight`);
+        await api?.close();
         await service.stop();
         await parts.store.close();
         process.exit(0);
