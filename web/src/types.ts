@@ -6,13 +6,23 @@ import type {
   dataHealthRecord,
   executionRecord,
   executionWithMoves,
+  historyPoint,
+  hostsPage,
+  hostView,
+  loginBody,
+  loginResult,
   moveDecision,
   moveRecord,
   pauseView,
+  planHosts,
   planSummary,
   quarantineEntry,
   ratioChange,
+  shadowReportEntry,
   storedPlan,
+  whatIfBody,
+  whatIfResult,
+  whoami,
 } from '../../src/api/schemas.js';
 import type { ShadowReport } from '../../src/loop/shadow.js';
 import type { Move, Plan } from '../../src/model/plan.js';
@@ -36,88 +46,14 @@ export interface Page<T> {
   nextCursor: string | null;
 }
 
-type PerDimension = Record<string, number>;
-interface Balance {
-  imbalance: number;
-  dimensions: Record<string, { stddev: number; max: number; mean?: number }>;
-}
-export interface HostView {
-  name: string;
-  availabilityZone: string;
-  enabled: boolean;
-  up: boolean;
-  forcedDown: boolean;
-  disabledReason: string | null;
-  servers: number;
-  vcpuAllocationRatio: number | null;
-  utilization: PerDimension;
-  allocation: Record<string, { used: number; capacity: number }>;
-}
-export interface HostsPage extends Page<HostView> {
-  asOf: string;
-  dimensions: string[];
-}
-export interface HistoryPoint {
-  id: string;
-  aggregate: string;
-  at: string;
-  imbalance: number;
-  dimensions: Balance['dimensions'];
-  hosts: number;
-  planMoves: number;
-}
-export interface BeforeAfterHost {
-  name: string;
-  before: PerDimension;
-  after: PerDimension;
-  serversBefore: number;
-  serversAfter: number;
-}
-export interface PlanHosts {
-  planId: string;
-  aggregate: string;
-  asOf: string;
-  dimensions: string[];
-  hosts: BeforeAfterHost[];
-  skippedSteps: number[];
-}
-export interface ShadowReportEntry {
-  id: string;
-  aggregate: string;
-  at: string;
-  report: unknown;
-}
-export interface WhatIfBody {
-  aggregate: string;
-  drainHosts?: string[];
-  addHosts?: { like: string; count: number };
-  policy?: Record<string, unknown>;
-}
-export interface WhatIfResult {
-  aggregate: string;
-  asOf: string;
-  changes: { drained: string[]; added: string[] };
-  plan: unknown;
-  before: Balance;
-  after: Balance;
-  dimensions: string[];
-  hosts: BeforeAfterHost[];
-}
-export interface WhoAmI {
-  authenticated: boolean;
-  mode: 'keystone' | 'no-auth';
-  user: string;
-  userId: string;
-  project: string | null;
-  roles: string[];
-  actions: string[];
-  expiresAt: string;
-}
-export interface LoginBody {
-  username: string;
-  password: string;
-  project: string;
-  userDomain?: string;
-  projectDomain?: string;
-}
-export type LoginResult = WhoAmI & { token: string };
+export type HostView = z.infer<typeof hostView>;
+export type HostsPage = z.infer<typeof hostsPage>;
+export type HistoryPoint = z.infer<typeof historyPoint>;
+export type PlanHosts = z.infer<typeof planHosts>;
+export type BeforeAfterHost = PlanHosts['hosts'][number];
+export type ShadowReportEntry = z.infer<typeof shadowReportEntry>;
+export type WhatIfBody = z.input<typeof whatIfBody>;
+export type WhatIfResult = z.infer<typeof whatIfResult>;
+export type WhoAmI = z.infer<typeof whoami>;
+export type LoginBody = z.input<typeof loginBody>;
+export type LoginResult = z.infer<typeof loginResult>;
