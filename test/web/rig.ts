@@ -112,7 +112,10 @@ export async function startRig(opts: { auth: boolean }): Promise<Rig> {
       store: { url: 'sqlite:aicerine.db' },
       cycleInterval: '1m',
       defaults: { mode: 'observe', windows: always },
-      aggregates: { gold: { mode: 'assisted', windows: always, approvals: { expireAfter: '7d' } } },
+      aggregates: {
+        gold: { mode: 'assisted', windows: always, approvals: { expireAfter: '7d' } },
+        silver: { mode: 'observe' },
+      },
     },
     { baseDir: dir },
   );

@@ -22,7 +22,7 @@ export function Timeline(props: {
     <svg
       className="timeline"
       viewBox={`0 0 ${W} ${moves.length * ROW + 22}`}
-      width="100%"
+      width={W}
       role="img"
       aria-label="moves over time"
     >

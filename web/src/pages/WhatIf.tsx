@@ -156,30 +156,32 @@ export function WhatIf() {
             stored or executed.
           </p>
           <BeforeAfter hosts={result.hosts} dimensions={result.dimensions} title="what-if hosts" />
-          <table>
-            <thead>
-              <tr>
-                <th>step</th>
-                <th>wave</th>
-                <th>server</th>
-                <th>from → to</th>
-                <th>reason</th>
-              </tr>
-            </thead>
-            <tbody>
-              {moves.map((m) => (
-                <tr key={m.step}>
-                  <td>{m.step}</td>
-                  <td>{m.wave}</td>
-                  <td>{m.serverName ?? m.server}</td>
-                  <td>
-                    {m.from} → {m.to}
-                  </td>
-                  <td>{m.reason}</td>
+          {moves.length > 0 && (
+            <table>
+              <thead>
+                <tr>
+                  <th>step</th>
+                  <th>wave</th>
+                  <th>server</th>
+                  <th>from → to</th>
+                  <th>reason</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {moves.map((m) => (
+                  <tr key={m.step}>
+                    <td>{m.step}</td>
+                    <td>{m.wave}</td>
+                    <td>{m.serverName ?? m.server}</td>
+                    <td>
+                      {m.from} → {m.to}
+                    </td>
+                    <td>{m.reason}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
         </section>
       )}
     </>
