@@ -37,7 +37,8 @@ export const COMMANDS: readonly CommandEntry[] = [
   },
   {
     name: 'demo',
-    description: 'try Aicerine without OpenStack: simulate a cloud, record it, plan, print the plan',
+    description:
+      'try Aicerine without OpenStack: a simulated cloud run by the service, with the dashboard (--plan-only: print one plan)',
     load: () => import('./commands/demo.js'),
   },
   {
@@ -89,9 +90,40 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: () => import('./commands/plans.js'),
   },
   {
+    name: 'show-plan',
+    description: 'a plan of the service, its moves with reasons and the decisions taken (through its API)',
+    load: () => import('./commands/show-plan.js'),
+  },
+  {
+    name: 'approve',
+    description: 'approve a plan of an assisted aggregate, whole or some moves (through the service API)',
+    load: () => import('./commands/approve.js'),
+  },
+  {
+    name: 'reject',
+    description: 'reject a plan of an assisted aggregate, whole or some moves (through the service API)',
+    load: () => import('./commands/reject.js'),
+  },
+  {
     name: 'executions',
     description: 'list, show and abort executions of plans (through the service API)',
     load: () => import('./commands/executions.js'),
+  },
+  {
+    name: 'abort',
+    description: 'abort a running execution: the rest is skipped, migrations in flight are aborted in Nova',
+    load: () => import('./commands/abort.js'),
+  },
+  {
+    name: 'what-if',
+    description:
+      "plan an aggregate's latest snapshot with changes (drain, add hosts, policy); nothing stored or run",
+    load: () => import('./commands/what-if.js'),
+  },
+  {
+    name: 'snapshots',
+    description: 'record a snapshot now, list and download those the service keeps (through its API)',
+    load: () => import('./commands/snapshots.js'),
   },
   {
     name: 'quarantine',

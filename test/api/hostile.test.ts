@@ -2,9 +2,11 @@
 // unknown fields, path traversal, bad cursors and ids, bad JSON, wrong content types, header
 // abuse, missing, unknown and tampered tokens. None may get a 5xx or a stack trace, every 400 names
 // the field at fault, and the store is exactly as it was.
+import { readdir } from 'node:fs/promises';
 import { connect } from 'node:net';
 import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KeystoneTokenIssuer } from '../../src/api/login.js';
 import { createRng } from '../../src/util/rng.js';
 import { type Harness, NOW, seedPlan, simKeystone, startApi } from './harness.js';
 
@@ -16,7 +18,10 @@ let planId: string;
 beforeAll(async () => {
   ks = await simKeystone();
   admin = await ks.adminToken();
-  h = await startApi({ kind: 'keystone', validator: ks.validator });
+  h = await startApi(
+    { kind: 'keystone', validator: ks.validator },
+    { login: new KeystoneTokenIssuer(ks.sim.authUrl) },
+  );
   planId = (await seedPlan(h.store, 'gold', 3)).id;
   await h.store.createExecution(
     { id: 'e1', aggregate: 'gold', planId, startedAt: NOW.toISOString(), startedBy: 'loop:active' },
@@ -45,6 +50,9 @@ async function storeState(): Promise<string> {
     await s.listMoves('e1'),
     await s.quarantine.list({ state: 'all' }),
     await h.control.pauses(),
+    await s.snapshots.list(),
+    await s.history.list({}),
+    await readdir(h.snapshotDir),
   ]);
 }
 
@@ -56,7 +64,13 @@ const LIST_URLS = [
   '/v1/audit',
   '/v1/data-health',
   '/v1/aggregates',
+  '/v1/snapshots',
+  '/v1/shadow-reports',
+  '/v1/aggregates/gold/history',
+  '/v1/aggregates/gold/hosts',
 ];
+/** Lists whose cursor is a name (any text is a valid one). */
+const NAME_CURSORS = ['/v1/aggregates', '/v1/aggregates/gold/hosts'];
 const BAD_NUMBERS = [
   '-1',
   '0',
@@ -132,6 +146,46 @@ const BAD_BODIES: string[] = [
   '\u0000',
   '{"steps":[1],"steps":"x"}',
 ];
+const BAD_WHAT_IFS: string[] = [
+  '{}',
+  '{"aggregate":5}',
+  '{"aggregate":""}',
+  '{"aggregate":"a/b"}',
+  '{"aggregate":"bronze"}',
+  '{"aggregate":"gold","drainHosts":"g1"}',
+  '{"aggregate":"gold","drainHosts":["nope"]}',
+  '{"aggregate":"gold","drainHosts":[1]}',
+  `{"aggregate":"gold","drainHosts":[${Array.from({ length: 1001 }, () => '"g1"').join(',')}]}`,
+  '{"aggregate":"gold","addHosts":{"like":"g1"}}',
+  '{"aggregate":"gold","addHosts":{"like":"g1","count":0}}',
+  '{"aggregate":"gold","addHosts":{"like":"g1","count":-3}}',
+  '{"aggregate":"gold","addHosts":{"like":"g1","count":1e9}}',
+  '{"aggregate":"gold","addHosts":{"like":"g1","count":"2"}}',
+  '{"aggregate":"gold","addHosts":{"like":"s1","count":1}}',
+  '{"aggregate":"gold","addHosts":{"like":"g1","count":1,"x":1}}',
+  '{"aggregate":"gold","policy":[]}',
+  '{"aggregate":"gold","policy":{"mode":"zigzag"}}',
+  '{"aggregate":"gold","policy":{"dimensions":[]}}',
+  '{"aggregate":"gold","policy":{"dimensions":[{"name":"cpu","weight":0}]}}',
+  '{"aggregate":"gold","policy":{"budget":{"maxMoves":-1}}}',
+  '{"aggregate":"gold","policy":{"budget":"x"}}',
+  '{"aggregate":"gold","policy":{"aggregates":["silver"]}}',
+  '{"aggregate":"gold","policy":{"__proto__":{"mode":"pack"}}}',
+  '{"aggregate":"gold","policy":{"planner":{"timeLimitMs":-5}}}',
+  '{"aggregate":"gold","unknown":true}',
+];
+const BAD_LOGINS: string[] = [
+  '{}',
+  '{"username":"admin"}',
+  '{"username":"admin","password":"x"}',
+  '{"username":"admin","password":"wrong","project":"admin"}',
+  '{"username":"nobody","password":"x","project":"admin"}',
+  '{"username":"admin","password":"x","project":"admin","userDomain":""}',
+  '{"username":5,"password":"x","project":"admin"}',
+  '{"username":"admin","password":"x","project":"admin","role":"admin"}',
+  `{"username":"admin","password":"${'x'.repeat(5000)}","project":"admin"}`,
+  '{"username":"","password":"","project":""}',
+];
 const BAD_CONTENT_TYPES = [
   'text/plain',
   'application/xml',
@@ -150,7 +204,7 @@ function requests(): InjectOptions[] {
   for (const url of LIST_URLS) {
     for (const v of BAD_NUMBERS) out.push({ method: 'GET', url: `${url}?limit=${v}`, headers: auth });
     // Any aggregate name is a valid cursor of the aggregate list (names are its keys).
-    if (url !== '/v1/aggregates')
+    if (!NAME_CURSORS.includes(url))
       for (const v of BAD_CURSORS) out.push({ method: 'GET', url: `${url}?cursor=${v}`, headers: auth });
     for (const v of ['from', 'aggregate[]', 'limit[0]', '__proto__', 'constructor', 'x'.repeat(100), 'LIMIT'])
       out.push({ method: 'GET', url: `${url}?${v}=1`, headers: auth });
@@ -164,6 +218,8 @@ function requests(): InjectOptions[] {
     ['/v1/audit', 'before'],
     ['/v1/data-health', 'since'],
     ['/v1/executions', 'startedFrom'],
+    ['/v1/shadow-reports', 'since'],
+    ['/v1/aggregates/gold/history', 'since'],
   ] as const)
     for (const v of BAD_TIMES) out.push({ method: 'GET', url: `${url}?${key}=${v}`, headers: auth });
   for (const v of ['open', 'proposed,', ',', 'PROPOSED', 'proposed,,approved', 'x'.repeat(600)])
@@ -176,6 +232,10 @@ function requests(): InjectOptions[] {
     out.push({ method: 'GET', url: `/v1/plans/${id}`, headers: auth });
     out.push({ method: 'GET', url: `/v1/executions/${id}`, headers: auth });
     out.push({ method: 'GET', url: `/v1/aggregates/${id}`, headers: auth });
+    out.push({ method: 'GET', url: `/v1/snapshots/${id}`, headers: auth });
+    out.push({ method: 'GET', url: `/v1/plans/${id}/hosts`, headers: auth });
+    out.push({ method: 'GET', url: `/v1/aggregates/${id}/hosts`, headers: auth });
+    out.push({ method: 'GET', url: `/v1/aggregates/${id}/history`, headers: auth });
     // inject() resolves dot segments as a browser would (/v1/aggregates/../pause is /v1/pause, a
     // valid request); the raw-socket test below sends those as they are.
     if (id !== '..' && id !== '%2e%2e')
@@ -184,6 +244,25 @@ function requests(): InjectOptions[] {
   for (const body of BAD_BODIES)
     for (const p of [...POST_PATHS(planId).slice(0, 2), '/v1/pause', '/v1/resume', '/v1/executions/e1/abort'])
       out.push({ method: 'POST', url: p, headers: json, payload: body });
+  for (const body of BAD_BODIES)
+    out.push({ method: 'POST', url: '/v1/snapshots', headers: json, payload: body });
+  for (const body of [...BAD_BODIES, ...BAD_WHAT_IFS])
+    out.push({ method: 'POST', url: '/v1/what-if', headers: json, payload: body });
+  for (const body of [...BAD_BODIES, ...BAD_LOGINS])
+    out.push({
+      method: 'POST',
+      url: '/v1/auth/tokens',
+      headers: { 'content-type': 'application/json' },
+      payload: body,
+    });
+  for (const ct of BAD_CONTENT_TYPES)
+    for (const p of ['/v1/what-if', '/v1/snapshots', '/v1/auth/tokens'])
+      out.push({
+        method: 'POST',
+        url: p,
+        headers: { ...auth, 'content-type': ct },
+        payload: '{"aggregate":"gold"}',
+      });
   for (const ct of BAD_CONTENT_TYPES)
     for (const p of [`/v1/plans/${planId}/approve`, '/v1/pause', '/v1/quarantine/s9/release'])
       out.push({
@@ -233,15 +312,21 @@ function requests(): InjectOptions[] {
       `/v1/plans/${planId}/approve`,
       '/v1/executions/e1/abort',
       '/v1/quarantine/s9/release',
+      '/v1/snapshots',
+      '/v1/what-if',
     ])
       out.push({
         method: 'POST',
         url: p,
         headers: { 'x-auth-token': t, 'content-type': 'application/json' },
-        payload: '{}',
+        payload: p === '/v1/what-if' ? '{"aggregate":"gold"}' : '{}',
       });
-  for (const p of ['/v1/pause', `/v1/plans/${planId}/approve`])
+  for (const t of badTokens)
+    for (const url of ['/v1/whoami', '/v1/aggregates/gold/hosts', '/v1/snapshots', '/v1/shadow-reports'])
+      out.push({ method: 'GET', url, headers: { 'x-auth-token': t } });
+  for (const p of ['/v1/pause', `/v1/plans/${planId}/approve`, '/v1/snapshots'])
     out.push({ method: 'POST', url: p, headers: { 'content-type': 'application/json' }, payload: '{}' });
+  out.push({ method: 'GET', url: '/v1/whoami' });
   // Methods the API does not have.
   for (const method of ['PUT', 'DELETE', 'PATCH'] as const)
     for (const url of ['/v1/plans', `/v1/plans/${planId}`, '/v1/pause', '/v1/audit'])

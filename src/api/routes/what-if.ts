@@ -27,16 +27,35 @@ function overlay(base: JsonObject, over: JsonObject): JsonObject {
   return out;
 }
 
+/** The value at a dotted/bracket path (`budget.maxMoves`, `dimensions[0].weight`) of a request body. */
+function valueAt(doc: unknown, path: string): unknown {
+  let cur = doc;
+  for (const key of path.split(/[.[\]]/).filter((k) => k !== '')) {
+    if (typeof cur !== 'object' || cur === null) return undefined;
+    cur = (cur as Record<string, unknown>)[key];
+  }
+  return cur;
+}
+
 /** The aggregate's policy with the request's keys over it, compiled like a policy file. */
 export function whatIfPolicy(base: Policy, over: JsonObject | undefined): Policy {
   if (over === undefined) return base;
+  if (over.aggregates !== undefined)
+    throw new ApiError(
+      400,
+      'invalid-field',
+      'body.policy.aggregates: a what-if plans the aggregate of body.aggregate only',
+      'body.policy.aggregates',
+      over.aggregates,
+    );
   try {
     return compilePolicy(overlay(JSON.parse(JSON.stringify(base)) as JsonObject, over));
   } catch (e) {
     if (!(e instanceof InputError)) throw e;
     const issue = e.issues[0]!;
     const field = `body.policy${issue.path === '' ? '' : issue.path.startsWith('[') ? issue.path : `.${issue.path}`}`;
-    throw new ApiError(400, 'invalid-field', `${field}: ${issue.message}`, field, issue.value);
+    const value = 'value' in issue ? issue.value : valueAt(over, issue.path);
+    throw new ApiError(400, 'invalid-field', `${field}: ${issue.message}`, field, value);
   }
 }
 

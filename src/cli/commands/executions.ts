@@ -80,14 +80,44 @@ export function register(program: Command): void {
         )}`,
     );
   });
-  withApiOptions(executions.command('abort').description('abort a running execution').argument('<id>'))
+  abortCommand(executions.command('abort'));
+}
+
+/** `executions abort ID` and `abort ID`. */
+export function abortCommand(cmd: Command): Command {
+  return withApiOptions(
+    cmd
+      .description(
+        'abort a running execution: moves not started are skipped, migrations in flight are aborted in Nova',
+      )
+      .argument('<id>'),
+  )
     .option('--comment <text>', 'why, for the audit log')
-    .action(async (id: string, flags: ApiFlags & { comment?: string }) => {
+    .option('--wait', 'wait until the execution has ended (every abort confirmed by Nova)')
+    .action(async (id: string, flags: ApiFlags & { comment?: string; wait?: boolean }) => {
       const api = await apiClient(flags);
       const r = await api.post(
         `/v1/executions/${encodeURIComponent(id)}/abort`,
         flags.comment !== undefined ? { comment: flags.comment } : {},
       );
-      printJsonOr(flags.json, r, () => `execution ${id}: aborting\n`);
+      if (!flags.wait) {
+        printJsonOr(flags.json, r, () => `execution ${id}: aborting\n`);
+        return;
+      }
+      for (;;) {
+        const e = (await api.get(`/v1/executions/${encodeURIComponent(id)}`)) as Execution & {
+          moves: MoveRow[];
+        };
+        if (e.state !== 'running') {
+          printJsonOr(
+            flags.json,
+            e,
+            () =>
+              `execution ${id}: ${e.state}; ${e.moves.filter((m) => m.state === 'completed').length} completed, ${e.moves.filter((m) => m.state === 'failed').length} aborted or failed, ${e.moves.filter((m) => m.state === 'skipped').length} skipped\n`,
+          );
+          return;
+        }
+        await new Promise((res) => setTimeout(res, 1000));
+      }
     });
 }

@@ -60,6 +60,34 @@ function showPlan(p: PlanDetail): string {
   return `${lines.join('\n')}\n`;
 }
 
+/** `plans show ID` and `show-plan ID`. */
+export function showPlanCommand(cmd: Command): Command {
+  return withApiOptions(cmd.description('a plan, its moves and the decisions taken').argument('<id>')).action(
+    async (id: string, flags: ApiFlags) => {
+      const api = await apiClient(flags);
+      const plan = (await api.get(`/v1/plans/${encodeURIComponent(id)}`)) as PlanDetail;
+      printJsonOr(flags.json, plan, () => showPlan(plan));
+    },
+  );
+}
+
+/** `plans approve|reject ID` and `approve|reject ID`. */
+export function decideCommand(cmd: Command, verb: 'approve' | 'reject'): Command {
+  return withApiOptions(
+    cmd.description(`${verb} a whole plan, or the moves given with --steps`).argument('<id>'),
+  )
+    .option('--steps <list>', 'step numbers, comma-separated (default: the whole plan)')
+    .option('--comment <text>', 'why, for the audit log')
+    .action(async (id: string, flags: DecideFlags) => {
+      const api = await apiClient(flags);
+      const body: Record<string, unknown> = {};
+      if (flags.steps !== undefined) body.steps = parseSteps(flags.steps);
+      if (flags.comment !== undefined) body.comment = flags.comment;
+      const p = (await api.post(`/v1/plans/${encodeURIComponent(id)}/${verb}`, body)) as PlanSummary;
+      printJsonOr(flags.json, p, () => `plan ${p.id}: ${p.status}\n`);
+    });
+}
+
 export function register(program: Command): void {
   const plans = program.command('plans').description(describeCommand('plans'));
   withApiOptions(plans.command('list').description('plans, newest first'))
@@ -82,28 +110,6 @@ export function register(program: Command): void {
         flags.json,
       );
     });
-  withApiOptions(
-    plans.command('show').description('a plan, its moves and the decisions taken').argument('<id>'),
-  ).action(async (id: string, flags: ApiFlags) => {
-    const api = await apiClient(flags);
-    const plan = (await api.get(`/v1/plans/${encodeURIComponent(id)}`)) as PlanDetail;
-    printJsonOr(flags.json, plan, () => showPlan(plan));
-  });
-  for (const verb of ['approve', 'reject'] as const)
-    withApiOptions(
-      plans
-        .command(verb)
-        .description(`${verb} a whole plan, or the moves given with --steps`)
-        .argument('<id>'),
-    )
-      .option('--steps <list>', 'step numbers, comma-separated (default: the whole plan)')
-      .option('--comment <text>', 'why, for the audit log')
-      .action(async (id: string, flags: DecideFlags) => {
-        const api = await apiClient(flags);
-        const body: Record<string, unknown> = {};
-        if (flags.steps !== undefined) body.steps = parseSteps(flags.steps);
-        if (flags.comment !== undefined) body.comment = flags.comment;
-        const p = (await api.post(`/v1/plans/${encodeURIComponent(id)}/${verb}`, body)) as PlanSummary;
-        printJsonOr(flags.json, p, () => `plan ${p.id}: ${p.status}\n`);
-      });
+  showPlanCommand(plans.command('show'));
+  for (const verb of ['approve', 'reject'] as const) decideCommand(plans.command(verb), verb);
 }
