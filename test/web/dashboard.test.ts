@@ -4,6 +4,7 @@
 // no approve button where an operator does.
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startDemo } from '../../src/service/demo.js';
 import { ensureWebBuild, launchBrowser, NO_BROWSER, PASSWORD, type Rig, startRig, watchPage } from './rig.js';
 
 if (NO_BROWSER !== null) console.warn(`dashboard tests skipped: ${NO_BROWSER}`);
@@ -106,6 +107,31 @@ describe.skipIf(NO_BROWSER !== null)('the dashboard in headless Chromium', () =>
     expect(await page.evaluate(() => (window as unknown as { marker?: number }).marker)).toBe(42);
   }, 240_000);
 
+  it("serves the demo's dashboard: three aggregates, one per mode, the assisted one's hot host marked", async () => {
+    const demo = await startDemo({ port: 0, speed: 60, warn: () => {} });
+    try {
+      await demo.cycle(0);
+      page = await browser.newPage();
+      seen = watchPage(page);
+      page.setDefaultTimeout(WAIT);
+      await page.goto(`${demo.url}/`);
+      for (const [name, mode] of [
+        ['agg-1', 'active'],
+        ['agg-2', 'assisted'],
+        ['agg-3', 'observe'],
+      ]) {
+        const card = page.locator(`section[data-aggregate="${name}"]`);
+        await card.locator('g.heat-row').first().waitFor();
+        expect(await card.locator('.badge.mode').textContent()).toBe(mode);
+      }
+      const agg2 = page.locator('section[data-aggregate="agg-2"]');
+      await agg2.locator(`g.heat-row[data-host="${demo.hotHost}"][data-hot="true"]`).waitFor();
+      await expect.poll(() => agg2.locator('.latest-plan').textContent()).toMatch(/\d+ moves, proposed/);
+    } finally {
+      await demo.stop();
+    }
+  }, 240_000);
+
   it('with Keystone: logs in, a reader sees no approve button, an operator does', async () => {
     await open(true);
     const login = page.getByRole('form', { name: 'log in' });
@@ -147,5 +173,17 @@ describe.skipIf(NO_BROWSER !== null)('the dashboard in headless Chromium', () =>
     expect(await page.getByRole('button', { name: 'Approve', exact: true }).count()).toBeGreaterThan(0);
     await page.getByRole('button', { name: 'Pause all' }).waitFor();
     expect(await page.locator('header.top .who').textContent()).toBe('admin @ admin');
+
+    // One move decided on its own, with a comment; then the global pause and its resume.
+    const first = page.locator('tr[data-step]').first();
+    await first.getByRole('textbox').fill('this one only');
+    await first.getByRole('button', { name: 'Reject', exact: true }).click();
+    await expect.poll(() => first.textContent()).toContain('rejected by admin');
+    await page.getByRole('button', { name: 'Pause all' }).click();
+    await expect.poll(() => page.locator('header.top').textContent()).toContain('paused by admin');
+    await page.getByRole('button', { name: 'Resume all' }).click();
+    await page.getByRole('button', { name: 'Pause all' }).waitFor();
+    const actions = (await rig!.store.audit.list({ actor: 'operator:admin' })).items.map((a) => a.action);
+    expect(actions).toEqual(expect.arrayContaining(['plan.reject', 'pause', 'resume']));
   }, 240_000);
 });
