@@ -107,6 +107,34 @@ describe.skipIf(NO_BROWSER !== null)('the dashboard in headless Chromium', () =>
     expect(await page.evaluate(() => (window as unknown as { marker?: number }).marker)).toBe(42);
   }, 240_000);
 
+  it('aborts a running execution from its timeline: the held migration is cancelled in Nova', async () => {
+    const r = await open(false);
+    // Live migrations hold in the simulator (an hour of virtual time) until aborted.
+    r.sim.cloud.timing.holdSeconds = 3600;
+    const planLink = gold().locator('.latest-plan a');
+    await planLink.waitFor();
+    await planLink.click();
+    await page.getByRole('button', { name: 'Approve plan' }).click();
+    await page.getByRole('link', { name: 'Executions', exact: true }).click();
+    const running = page.locator('section.execution[data-state="running"]').first();
+    await running.locator('g[data-state="migrating"]').first().waitFor();
+    await running.getByLabel('abort comment').fill('stop, maintenance overrun');
+    await running.getByRole('button', { name: 'Abort' }).click();
+    const aborted = page.locator('section.execution[data-state="aborted"]').first();
+    await aborted.waitFor();
+    const states = await aborted
+      .locator('g[data-step]')
+      .evaluateAll((gs) => gs.map((g) => g.getAttribute('data-state')));
+    expect(states).not.toContain('completed');
+    expect(states).not.toContain('migrating');
+    expect(states).toContain('failed');
+    expect(await aborted.getByRole('button', { name: 'Abort' }).count()).toBe(0);
+    expect(await aborted.locator('.details').textContent()).toMatch(/abort/i);
+    const audit = await r.store.audit.list({ action: 'execution.abort' });
+    expect(audit.items[0]?.actor).toBe('operator:local');
+    expect(r.sim.cloud.migrations.every((m) => m.status !== 'completed')).toBe(true);
+  }, 240_000);
+
   it("serves the demo's dashboard: three aggregates, one per mode, the assisted one's hot host marked", async () => {
     const demo = await startDemo({ port: 0, speed: 60, warn: () => {} });
     try {
