@@ -155,18 +155,28 @@ export async function startDemo(o: DemoOptions): Promise<Demo> {
     );
     if (temporary) cleanup.push(() => rm(stateDir, { recursive: true, force: true }));
 
+    /** Completed moves per aggregate at the previous line. */
+    const completedBefore = new Map<string, number>();
+    const completedNow = async (aggregate: string): Promise<number> => {
+      let n = 0;
+      let cursor: string | null = null;
+      do {
+        const page = await store.executions.list({ aggregate }, { limit: 1000, cursor });
+        for (const e of page.items)
+          n += (await store.listMoves(e.id)).filter((m) => m.state === 'completed').length;
+        cursor = page.nextCursor;
+      } while (cursor !== null);
+      return n;
+    };
     const cycle = async (waitMs: number): Promise<DemoAggregateLine[]> => {
       const report: ServiceCycleReport = await service.runCycle();
       const deadline = Date.now() + waitMs;
       await Promise.race([service.executor.idle(), new Promise((r) => setTimeout(r, waitMs))]);
       const lines: DemoAggregateLine[] = [];
       for (const a of report.aggregates) {
-        let executed = 0;
-        if (a.started > 0) {
-          const runs = await store.executions.list({ aggregate: a.aggregate, startedFrom: report.at });
-          for (const e of runs.items)
-            executed += (await store.listMoves(e.id)).filter((m) => m.state === 'completed').length;
-        }
+        const total = await completedNow(a.aggregate);
+        const executed = total - (completedBefore.get(a.aggregate) ?? 0);
+        completedBefore.set(a.aggregate, total);
         lines.push({
           aggregate: a.aggregate,
           mode: config.aggregates[a.aggregate]?.mode ?? config.defaults.mode,

@@ -1,19 +1,25 @@
 // The API's Keystone auth against the lab's real Keystone: 401 for unknown and revoked tokens,
 // 403 for roles the policy does not allow, with a user made for the test holding only `reader`.
+
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ZodApp } from '../../src/api/context.js';
 import { StoreServiceControl } from '../../src/api/control.js';
 import { KeystoneTokenValidator } from '../../src/api/keystone.js';
+import { KeystoneTokenIssuer } from '../../src/api/login.js';
 import { buildApi } from '../../src/api/server.js';
 import type { CloudSession } from '../../src/cloud/session.js';
 import { openStore, type Store } from '../../src/store/index.js';
-import { testConfig } from '../api/harness.js';
+import { latestSnapshot, testConfig } from '../api/harness.js';
 import { adminSession, labEnv, uniqueName } from './lab.js';
 
 let admin: CloudSession;
 let store: Store;
 let app: ZodApp;
 let readerUserId: string | null = null;
+let snapshotDir: string | undefined;
 const password = 'secret';
 const readerName = uniqueName('api-reader');
 
@@ -46,13 +52,26 @@ async function tokenOf(user: string, project: string): Promise<string> {
   return res.headers.get('x-subject-token')!;
 }
 
-async function call(method: 'GET' | 'POST', url: string, token?: string): Promise<number> {
+async function call(method: 'GET' | 'POST', url: string, token?: string, body?: unknown): Promise<number> {
+  return (await answer(method, url, token, body)).status;
+}
+
+async function answer(
+  method: 'GET' | 'POST',
+  url: string,
+  token?: string,
+  body?: unknown,
+): Promise<{ status: number; body: Record<string, unknown> }> {
   const res = await app.inject({
     method,
     url,
-    headers: token === undefined ? {} : { 'x-auth-token': token },
+    headers: {
+      ...(token === undefined ? {} : { 'x-auth-token': token }),
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
   });
-  return res.statusCode;
+  return { status: res.statusCode, body: res.json() as Record<string, unknown> };
 }
 
 beforeAll(async () => {
@@ -64,11 +83,16 @@ beforeAll(async () => {
     invalidateServiceToken: (t) => admin.auth.invalidate(t),
     cacheTtlMs: 0,
   });
+  snapshotDir = await mkdtemp(join(tmpdir(), 'aic-lab-api-'));
   app = await buildApi({
     store,
     config: await testConfig(),
     control: new StoreServiceControl(store),
     auth: { kind: 'keystone', validator },
+    // The snapshot the loop "planned on last": a fixture, so nothing here reads the lab's servers.
+    snapshots: { latest: () => latestSnapshot(), record: async () => latestSnapshot() },
+    login: new KeystoneTokenIssuer(labEnv('OS_AUTH_URL')),
+    snapshotDir,
   });
   const projects = (await identity('GET', '/projects?name=demo')).body as { projects: { id: string }[] };
   const roles = (await identity('GET', '/roles?name=reader')).body as { roles: { id: string }[] };
@@ -87,6 +111,7 @@ afterAll(async () => {
   if (readerUserId !== null) await identity('DELETE', `/users/${readerUserId}`);
   await app?.close();
   await store?.close();
+  if (snapshotDir !== undefined) await rm(snapshotDir, { recursive: true, force: true });
 });
 
 describe('API auth against the lab Keystone', () => {
@@ -123,5 +148,50 @@ describe('API auth against the lab Keystone', () => {
     const audit = await store.audit.list({ action: 'pause' });
     expect(audit.items[0]).toMatchObject({ actor: 'operator:admin' });
     expect(audit.items[0]!.credential).toMatch(/^token:/);
+  });
+
+  it('the new actions: readers read hosts and history and may ask a what-if; recording a snapshot needs an operator', async () => {
+    const reader = await tokenOf(readerName, 'demo');
+    expect(await call('GET', '/v1/aggregates/gold/hosts', reader)).toBe(200);
+    expect(await call('GET', '/v1/aggregates/gold/history', reader)).toBe(200);
+    expect(await call('GET', '/v1/shadow-reports', reader)).toBe(200);
+    expect(await call('GET', '/v1/snapshots', reader)).toBe(200);
+    expect(await call('POST', '/v1/what-if', reader, { aggregate: 'gold', drainHosts: ['g1'] })).toBe(200);
+    expect(await call('POST', '/v1/snapshots', reader, {})).toBe(403);
+    expect(await call('POST', '/v1/snapshots', await tokenOf('demo', 'demo'), {})).toBe(403);
+    expect(await call('POST', '/v1/snapshots', undefined, {})).toBe(401);
+    expect(await call('POST', '/v1/what-if', undefined, { aggregate: 'gold' })).toBe(401);
+    expect(await call('POST', '/v1/snapshots', await tokenOf('admin', 'admin'), {})).toBe(201);
+  });
+
+  it('logs in through the lab Keystone and says who the caller is and what it may do', async () => {
+    const login = await answer('POST', '/v1/auth/tokens', undefined, {
+      username: readerName,
+      password,
+      project: 'demo',
+    });
+    expect(login.status).toBe(201);
+    expect(login.body).toMatchObject({
+      authenticated: true,
+      mode: 'keystone',
+      user: readerName,
+      project: 'demo',
+    });
+    expect(login.body.roles).toContain('reader');
+    expect(login.body.actions).toEqual(['read', 'what-if']);
+    const me = await answer('GET', '/v1/whoami', login.body.token as string);
+    expect(me.body).toMatchObject({ user: readerName, actions: ['read', 'what-if'] });
+    const adminMe = await answer('GET', '/v1/whoami', await tokenOf('admin', 'admin'));
+    expect(adminMe.body.actions).toContain('execution.abort');
+    expect(
+      (
+        await answer('POST', '/v1/auth/tokens', undefined, {
+          username: readerName,
+          password: 'wrong',
+          project: 'demo',
+        })
+      ).status,
+    ).toBe(401);
+    expect(await call('GET', '/v1/whoami', 'gAAAAABunknown-token')).toBe(401);
   });
 });
