@@ -32,6 +32,7 @@ import { registerQuarantine } from './routes/quarantine.js';
 import { registerRecords } from './routes/records.js';
 import { registerShadowReports } from './routes/shadow.js';
 import { registerSnapshots } from './routes/snapshots.js';
+import { defaultWebRoot, hasWebBuild, registerWeb } from './routes/web.js';
 import { registerWhatIf } from './routes/what-if.js';
 import type { SnapshotSource, TokenIssuer } from './sources.js';
 
@@ -56,6 +57,8 @@ export interface ApiOptions {
   now?: () => Date;
   /** Largest request body in bytes (default 64 KiB). */
   bodyLimit?: number;
+  /** The built dashboard served at / (default: the package's dist/web when built; null: none). */
+  webRoot?: string | null;
 }
 
 const NO_AUTH_CALLER: Caller = {
@@ -205,6 +208,8 @@ export async function buildApi(opts: ApiOptions): Promise<ZodApp> {
   if (opts.metrics !== undefined) opts.metrics.register(app, ctx);
 
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  const webRoot = opts.webRoot === undefined ? defaultWebRoot() : opts.webRoot;
+  if (hasWebBuild(webRoot)) registerWeb(app, webRoot);
   return app;
 }
 

@@ -1,0 +1,207 @@
+// The whole product for the dashboard tests: the simulator (Keystone, Nova, Placement,
+// Prometheus over HTTP, its clock sped up), the service running cycles on that clock with an
+// SQLite store, its API with the built dashboard, and headless Chromium (Debian's) to look at it.
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { createApiLogger } from '../../src/api/logger.js';
+import { defaultWebRoot } from '../../src/api/routes/web.js';
+import { silentLogger } from '../../src/cloud/log.js';
+import { openSession } from '../../src/cloud/session.js';
+import { parseServiceConfig } from '../../src/config/load.js';
+import type { Host, Server, Snapshot } from '../../src/model/snapshot.js';
+import { type ServiceApi, startServiceApi } from '../../src/service/api.js';
+import { AicerineService } from '../../src/service/service.js';
+import { SimClock } from '../../src/sim/clock.js';
+import { simAdminConfig } from '../../src/sim/connect-info.js';
+import { PROMETHEUS_PREFIX } from '../../src/sim/http/prometheus.js';
+import { type SimServerHandle, startSimServer } from '../../src/sim/http/server.js';
+import { staticLoadModel } from '../../src/sim/load.js';
+import { SimCloud } from '../../src/sim/model.js';
+import { openStore, type Store } from '../../src/store/store.js';
+
+export const CHROMIUM = '/usr/bin/chromium';
+/** Why the browser tests cannot run here, or null when they can. */
+export const NO_BROWSER = existsSync(CHROMIUM)
+  ? null
+  : `${CHROMIUM} is missing: the dashboard tests need Debian's chromium (apt-get install chromium; .ci/apt-packages.txt lists it)`;
+
+/** Virtual seconds per real second: a 1-minute cycle every 1.2 s, a migration in well under one. */
+export const SPEED = 50;
+export const PASSWORD = 'secret';
+/** Real time between the end of one cycle (and of what it started) and the next. */
+const CYCLE_MS = 700;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const always = ['Mon-Sun 00:00 - 24:00 UTC'];
+
+function host(name: string, aggregate: string): Host {
+  return {
+    name,
+    availabilityZone: 'nova',
+    aggregates: [aggregate],
+    service: { state: 'up', status: 'enabled', forcedDown: false },
+    inventory: {
+      VCPU: { total: 32, reserved: 0, allocationRatio: 4 },
+      MEMORY_MB: { total: 131072, reserved: 0, allocationRatio: 1 },
+      DISK_GB: { total: 4000, reserved: 0, allocationRatio: 1 },
+    },
+    usage: {},
+  };
+}
+
+let n = 0;
+function server(hostName: string, cpu: number): Server {
+  n++;
+  return {
+    id: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`,
+    name: `vm-${n}`,
+    projectId: 'e0000000000000000000000000000001',
+    host: hostName,
+    status: 'ACTIVE',
+    taskState: null,
+    flavor: { name: 'f4', vcpus: 4, ramMB: 8192, diskGB: 20 },
+    sharedStorage: true,
+    load: { cpu, memoryMB: 6000 },
+  };
+}
+
+/** gold (assisted): g1 runs 8 servers at 3.5 busy cores of its 32 (88%, hot); g2 and g3 idle. silver: observed. */
+function world(): Snapshot {
+  n = 0;
+  return {
+    format: 'aicerine-snapshot/1',
+    takenAt: new Date().toISOString(),
+    source: 'dashboard test',
+    hosts: [
+      host('g1', 'gold'),
+      host('g2', 'gold'),
+      host('g3', 'gold'),
+      host('s1', 'silver'),
+      host('s2', 'silver'),
+    ],
+    servers: [
+      ...Array.from({ length: 8 }, () => server('g1', 3.5)),
+      server('g2', 1),
+      server('s1', 2),
+      server('s2', 2),
+    ],
+    serverGroups: [],
+  };
+}
+
+export interface Rig {
+  sim: SimServerHandle;
+  store: Store;
+  service: AicerineService;
+  api: ServiceApi;
+  url: string;
+  close(): Promise<void>;
+}
+
+/** The product with the API in Keystone mode (auth: true) or the demo's loopback no-auth mode. */
+export async function startRig(opts: { auth: boolean }): Promise<Rig> {
+  const cloud = new SimCloud(world(), { clock: new SimClock({ speed: SPEED }), load: staticLoadModel() });
+  const sim = await startSimServer({ cloud, password: PASSWORD });
+  const dir = await mkdtemp(join(tmpdir(), 'aic-web-'));
+  const { config } = await parseServiceConfig(
+    {
+      openstack: { reader: { cloud: 'unused' }, actuator: { cloud: 'unused' } },
+      store: { url: 'sqlite:aicerine.db' },
+      cycleInterval: '1m',
+      defaults: { mode: 'observe', windows: always },
+      aggregates: {
+        gold: { mode: 'assisted', windows: always, approvals: { expireAfter: '7d' } },
+        silver: { mode: 'observe' },
+      },
+    },
+    { baseDir: dir },
+  );
+  const session = await openSession({
+    config: simAdminConfig(sim.authUrl, PASSWORD, 'dashboard test (simulator)'),
+    prometheusUrl: `${sim.url}${PROMETHEUS_PREFIX}`,
+    retry: { maxRetries: 3, initialDelayMs: 10, maxDelayMs: 100 },
+  });
+  const store = await openStore({ kind: 'sqlite', path: join(dir, 'aicerine.db') });
+  const service = new AicerineService({
+    config,
+    store,
+    reader: session,
+    actuator: session,
+    clock: {
+      now: () => cloud.clock.nowMs(),
+      sleep: (ms) => new Promise((r) => setTimeout(r, Math.max(0, ms / SPEED))),
+    },
+    logger: silentLogger,
+    recorder: { historyDays: 1 },
+  });
+  const api = await startServiceApi({
+    service,
+    store,
+    config,
+    reader: session,
+    noAuth: !opts.auth,
+    host: '127.0.0.1',
+    port: 0,
+    logger: createApiLogger({ level: 'silent' }),
+    now: () => new Date(cloud.clock.nowMs()),
+  });
+  // Cycles paced in real time, as the demo paces them: the configured interval is wall-clock time
+  // (10 s at least), too slow for a test, while everything inside a cycle runs on the sped-up clock.
+  let running = true;
+  const pacer = (async () => {
+    while (running) {
+      await service.runCycle();
+      await Promise.race([service.executor.idle(), sleep(CYCLE_MS * 5)]);
+      await sleep(CYCLE_MS);
+    }
+  })();
+  return {
+    sim,
+    store,
+    service,
+    api,
+    url: api.url,
+    async close() {
+      running = false;
+      await pacer;
+      await service.stop();
+      await api.close();
+      await store.close();
+      await sim.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The dashboard as `npm run build` makes it; built here when a single test file runs without it. */
+export function ensureWebBuild(): void {
+  const root = defaultWebRoot();
+  if (root !== null && existsSync(join(root, 'index.html'))) return;
+  execFileSync(
+    process.execPath,
+    ['node_modules/vite/bin/vite.js', 'build', '--config', 'web/vite.config.ts'],
+    {
+      stdio: 'inherit',
+    },
+  );
+}
+
+export async function launchBrowser(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+  });
+}
+
+/** The page's console errors and failed requests, so a failing test says what the browser saw. */
+export function watchPage(page: Page): string[] {
+  const seen: string[] = [];
+  page.on('console', (m) => {
+    if (m.type() === 'error') seen.push(`console: ${m.text()}`);
+  });
+  page.on('pageerror', (e) => seen.push(`page error: ${e.message}`));
+  return seen;
+}

@@ -1,0 +1,59 @@
+// The API's shapes as the dashboard reads them: inferred from the zod schemas the service
+// validates and serializes with (src/api/schemas.ts), so a change there fails this typecheck.
+import type { z } from 'zod';
+import type {
+  aggregateView,
+  dataHealthRecord,
+  executionRecord,
+  executionWithMoves,
+  historyPoint,
+  hostsPage,
+  hostView,
+  loginBody,
+  loginResult,
+  moveDecision,
+  moveRecord,
+  pauseView,
+  planHosts,
+  planSummary,
+  quarantineEntry,
+  ratioChange,
+  shadowReportEntry,
+  storedPlan,
+  whatIfBody,
+  whatIfResult,
+  whoami,
+} from '../../src/api/schemas.js';
+import type { ShadowReport } from '../../src/loop/shadow.js';
+import type { Move, Plan } from '../../src/model/plan.js';
+
+export type Aggregate = z.infer<typeof aggregateView>;
+export type DataHealth = z.infer<typeof dataHealthRecord>;
+export type PlanSummary = z.infer<typeof planSummary>;
+export type StoredPlan = Omit<z.infer<typeof storedPlan>, 'plan'> & { plan: Plan };
+export type MoveDecision = z.infer<typeof moveDecision>;
+export type Execution = z.infer<typeof executionRecord>;
+export type ExecutionDetail = z.infer<typeof executionWithMoves>;
+export type ExecutionMove = z.infer<typeof moveRecord>;
+export type Pauses = z.infer<typeof pauseView>;
+export type QuarantineEntry = z.infer<typeof quarantineEntry>;
+export type RatioChange = z.infer<typeof ratioChange>;
+export type PlanMove = Move;
+export type { Plan, ShadowReport };
+
+export interface Page<T> {
+  items: T[];
+  nextCursor: string | null;
+}
+
+export type HostView = z.infer<typeof hostView>;
+export type HostsPage = z.infer<typeof hostsPage>;
+export type HistoryPoint = z.infer<typeof historyPoint>;
+export type PlanHosts = z.infer<typeof planHosts>;
+export type BeforeAfterHost = PlanHosts['hosts'][number];
+export type ShadowReportEntry = z.infer<typeof shadowReportEntry>;
+export type WhatIfBody = z.input<typeof whatIfBody>;
+export type WhatIfResult = z.infer<typeof whatIfResult>;
+export type WhoAmI = z.infer<typeof whoami>;
+export type LoginBody = z.input<typeof loginBody>;
+export type LoginResult = z.infer<typeof loginResult>;
