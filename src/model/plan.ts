@@ -2,7 +2,7 @@
 
 export const PLAN_FORMAT = 'aicerine-plan/1' as const;
 
-export const PLAN_MODES = ['spread', 'pack'] as const;
+export const PLAN_MODES = ['spread', 'pack', 'repair-only'] as const;
 export type PlanMode = (typeof PLAN_MODES)[number];
 
 export const MOVE_PHASES = ['evacuate', 'affinity', 'spread', 'pack'] as const;
