@@ -297,8 +297,7 @@ function splitMovesAt(input: DimensionInput, c: number, moves: number): number {
     // hosts have a better one each), so only those enter the heap.
     let threshold = 0;
     if (candidates > moves && moves > 0) threshold = Float64Array.from(first).sort()[u.length - moves]!;
-    for (let i = 0; i < u.length; i++)
-      if (first[i]! > 0 && first[i]! >= threshold) heap.push(i, first[i]!);
+    for (let i = 0; i < u.length; i++) if (first[i]! > 0 && first[i]! >= threshold) heap.push(i, first[i]!);
     for (let k = 0; k < moves && heap.size > 0; k++) {
       const { host, gain: g } = heap.pop();
       ss -= g;
