@@ -79,9 +79,7 @@ function timed(f) {
 /** Mandatory moves (evacuations, hard server-group repairs) come first for both, from the product's plan. */
 function mandatoryMoves(plan) {
   return plan.aggregates.flatMap((a) =>
-    a.moves.filter(
-      (m) => m.phase === 'evacuate' || (m.phase === 'affinity' && !m.reason.startsWith('soft group')),
-    ),
+    a.moves.filter((m) => m.phase === 'evacuate' || m.phase === 'affinity'),
   );
 }
 

@@ -27,6 +27,8 @@ export const VIOLATION_CODES = [
   // guarantee 3: hard server groups
   'anti-affinity-worse',
   'affinity-worse',
+  // mode repair-only: only servers that break a rule move
+  'repair-only-needless-move',
   // guarantee 4: concurrency per wave
   'per-host-concurrency',
   'global-concurrency',
@@ -46,7 +48,7 @@ export const WHOLE_PLAN = '*';
 
 export interface Violation {
   code: ViolationCode;
-  /** The checker that found it: references, sequence, placement, capacity, server-groups, concurrency, migratability, budget, stats. */
+  /** The checker that found it: references, sequence, placement, capacity, server-groups, repair-only, concurrency, migratability, budget, stats. */
   constraint: string;
   /** Aggregate the offending move or numbers are listed under; WHOLE_PLAN for plan-wide ones. */
   aggregate: string;

@@ -85,7 +85,8 @@ function gapNote(agg: AggregatePlan, bound: number): string {
 
 const PHASE_WORDS: Record<string, string> = {
   evacuate: 'evacuations',
-  affinity: 'server-group moves (hard repairs, soft groups)',
+  affinity: 'hard server-group repairs',
+  'soft-group': 'soft server-group moves',
   spread: 'spread moves',
   pack: 'pack moves',
 };

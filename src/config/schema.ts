@@ -128,7 +128,7 @@ export const aggregateSchema = mapping({
     })
     .optional()
     .describe(
-      'the planner policy: a file path, or the same keys inline (docs/policy.md); replaces the inherited policy as a whole',
+      'the planner policy: a file path, or the same keys inline (docs/policy.md), its mode spread, pack or repair-only; replaces the inherited policy as a whole',
     )
     .meta(typeLabel('path or policy mapping')),
   vcpuRatio: mapping({

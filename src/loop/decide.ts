@@ -53,7 +53,9 @@ export interface Decision {
   summary: string;
 }
 
-const isBalancing = (m: Move) => m.phase === 'spread' || m.phase === 'pack';
+// Optional moves: what the hysteresis band may hold back (soft-group moves trade balance for a
+// soft rule, so they wait with the balancing ones).
+const isBalancing = (m: Move) => m.phase === 'spread' || m.phase === 'pack' || m.phase === 'soft-group';
 
 function nothing(plan: AggregatePlan, why: string): Decision {
   return {

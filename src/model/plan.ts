@@ -2,10 +2,11 @@
 
 export const PLAN_FORMAT = 'aicerine-plan/1' as const;
 
-export const PLAN_MODES = ['spread', 'pack'] as const;
+export const PLAN_MODES = ['spread', 'pack', 'repair-only'] as const;
 export type PlanMode = (typeof PLAN_MODES)[number];
 
-export const MOVE_PHASES = ['evacuate', 'affinity', 'spread', 'pack'] as const;
+// soft-group: a move made for a soft (anti-)affinity group, optional like spread and pack.
+export const MOVE_PHASES = ['evacuate', 'affinity', 'soft-group', 'spread', 'pack'] as const;
 export type MovePhase = (typeof MOVE_PHASES)[number];
 
 export interface Move {

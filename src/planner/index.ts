@@ -13,6 +13,7 @@ import { imbalanceLowerBounds } from './objectives/lower-bound.js';
 import { evacuate } from './phases/evacuate.js';
 import { pack } from './phases/pack.js';
 import { repair } from './phases/repair.js';
+import { repairOnly } from './phases/repair-only.js';
 import { spread } from './phases/spread.js';
 import { ClusterState } from './state.js';
 import { scheduleWaves } from './waves.js';
@@ -46,10 +47,13 @@ export function planSnapshot(snapshot: Snapshot, policy: Policy, options: PlanOp
   const lowerBound = imbalanceLowerBounds(state);
 
   const ctx = new PlanContext(state, policy);
-  evacuate(ctx);
-  repair(ctx);
-  if (policy.mode === 'spread') spread(ctx);
-  else pack(ctx);
+  if (policy.mode === 'repair-only') repairOnly(ctx);
+  else {
+    evacuate(ctx);
+    repair(ctx);
+    if (policy.mode === 'spread') spread(ctx);
+    else pack(ctx);
+  }
 
   const limits = { perHostOutgoing: policy.concurrency.perHostOutgoing, global: policy.concurrency.global };
   const aggregates: AggregatePlan[] = state.aggregates.map((agg) => {

@@ -111,7 +111,7 @@ export function move(step: number, wave: number, serverId: string, from: string,
 }
 
 export interface PlanSpec {
-  mode?: 'spread' | 'pack';
+  mode?: Plan['mode'];
   limits?: Plan['limits'];
   dimensions?: DimensionDef[];
 }

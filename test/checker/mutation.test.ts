@@ -432,6 +432,17 @@ const MUTATIONS: Mutation[] = [
       return m;
     },
   },
+  // mode repair-only
+  {
+    code: 'repair-only-needless-move',
+    what: 'a spread move in a plan that says it is repair-only',
+    apply: (p) => {
+      const m = pick(p);
+      if (m.move.phase !== 'spread') return undefined;
+      m.plan.mode = 'repair-only';
+      return m;
+    },
+  },
   // reported numbers
   {
     code: 'stats-mismatch',

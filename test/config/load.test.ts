@@ -195,6 +195,18 @@ describe('parseServiceConfig: every problem names the file, the key, the value a
     ]);
   });
 
+  it('an aggregate chooses the planner mode repair-only in its inline policy', async () => {
+    const { config } = await parseServiceConfig(
+      { aggregates: { gold: { policy: { mode: 'repair-only' } }, silver: {} } },
+      { file: 'x.yaml', baseDir: dir },
+    );
+    expect(config.aggregates.gold?.policy.mode).toBe('repair-only');
+    expect(config.aggregates.silver?.policy.mode).toBe('spread');
+    expect(await problems({ aggregates: { gold: { policy: { mode: 'repair' } } } })).toEqual([
+      'aicerine.yaml: aggregates.gold.policy.mode: expected one of "spread", "pack", "repair-only", got "repair"',
+    ]);
+  });
+
   it('a policy file is read relative to the configuration and replaces the inherited policy', async () => {
     await writeFile(join(dir, 'pack.yaml'), 'mode: pack\npack: { spareHosts: 2 }\n');
     const { config } = await parseServiceConfig(

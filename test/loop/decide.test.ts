@@ -122,6 +122,13 @@ describe('what of a plan starts now', () => {
     expect(steps(decide(input(evac)).start)).toEqual([1]);
   });
 
+  it('hysteresis holds back soft-group moves like balancing ones; a hard repair goes', () => {
+    const soft = plan([move(1, 1, 'a', 'soft-group')], 0.05);
+    expect(decide(input(soft)).start).toEqual([]);
+    const hard = plan([move(1, 1, 'a', 'affinity')], 0.05);
+    expect(steps(decide(input(hard)).start)).toEqual([1]);
+  });
+
   it('an empty plan does nothing quietly', () => {
     expect(decide(input(plan([])))).toEqual({
       start: [],

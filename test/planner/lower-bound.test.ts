@@ -27,6 +27,46 @@ describe('imbalance lower bound', () => {
     );
   });
 
+  it('is never above the best one or two moves found by trying them all, legal or not', () => {
+    fc.assert(
+      fc.property(shape, (s) => {
+        const snap = build({ ...s, servers: s.servers.slice(0, 10) }, true);
+        const state = new ClusterState(snap, policyWith());
+        const bound = imbalanceLowerBounds(state);
+        state.aggregates.forEach((agg) => {
+          const servers = agg.hosts
+            .flatMap((h) => [...state.on[h]!])
+            .filter((v) => state.servers[v]!.immovable === null);
+          const moves = servers.flatMap((v) =>
+            agg.counted.filter((h) => h !== state.at[v]).map((h) => [v, h] as const),
+          );
+          let best1 = state.imbalance(agg.index);
+          let best2 = best1;
+          for (const [v, h] of moves) {
+            state.apply(v, h);
+            best1 = Math.min(best1, state.imbalance(agg.index));
+            for (const [w, g] of moves) {
+              if (w === v || g === state.at[w]) continue;
+              state.apply(w, g);
+              best2 = Math.min(best2, state.imbalance(agg.index));
+              state.undo(1);
+            }
+            state.undo(1);
+          }
+          expect(bound(agg.index, 1)).toBeLessThanOrEqual(best1 + 1e-9);
+          expect(bound(agg.index, 2)).toBeLessThanOrEqual(Math.min(best1, best2) + 1e-9);
+        });
+      }),
+      { numRuns: 150, seed: 9 },
+    );
+  });
+
+  it('says something for 50 moves on 100 hosts (moves per host are counted)', () => {
+    const snap = synthesizeSnapshot({ hosts: 100, servers: 3000, groups: 60, seed: 1 });
+    const state = new ClusterState(snap, policyWith());
+    expect(imbalanceLowerBounds(state)(0, 50)).toBeGreaterThan(0.005);
+  });
+
   it('falls as moves are allowed, and says something for few moves on a real-sized cluster', () => {
     const snap = synthesizeSnapshot({ hosts: 60, servers: 1500, groups: 0, seed: 2 });
     const state = new ClusterState(snap, policyWith());

@@ -336,11 +336,11 @@ describe('soft-group moves', () => {
       [group('web', 'soft-anti-affinity', ['w1', 'w2'])],
     );
 
-  it('are labelled as server-group moves and charged against balance openly', () => {
+  it('have their own phase and are charged against balance openly', () => {
     const plan = planChecked(stacked());
     const agg = plan.aggregates[0]!;
     const m = agg.moves[0]!;
-    expect(m.phase).toBe('affinity');
+    expect(m.phase).toBe('soft-group');
     expect(m.reason).toMatch(
       /^soft group web \(soft-anti-affinity\): one violation fewer .*costs balance: imbalance 0\.0000 -> 0\.0469/,
     );
@@ -354,7 +354,7 @@ describe('soft-group moves', () => {
     const plan = planChecked(stacked(), policyWith({ budget: { maxMoves: 1 } }));
     expect(plan.aggregates[0]!.after.imbalance).toBeGreaterThan(plan.aggregates[0]!.before.imbalance);
     expect(formatPlan(plan)).toMatch(
-      /imbalance rose 0\.0000 -> 0\.0469: server-group moves \(hard repairs, soft groups\) cost 0\.0469/,
+      /imbalance rose 0\.0000 -> 0\.0469: soft server-group moves cost 0\.0469/,
     );
   });
 

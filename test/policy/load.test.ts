@@ -34,7 +34,7 @@ describe('policy', () => {
   it.each([
     {
       doc: { mode: 'scatter' },
-      message: /policy\.yaml: mode: expected one of "spread", "pack", got "scatter"/,
+      message: /policy\.yaml: mode: expected one of "spread", "pack", "repair-only", got "scatter"/,
     },
     {
       doc: { budget: { maxMoves: -1 } },

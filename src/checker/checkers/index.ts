@@ -6,6 +6,7 @@ import { capacityChecker } from './capacity.js';
 import { concurrencyChecker } from './concurrency.js';
 import { migratabilityChecker } from './migratability.js';
 import { placementChecker } from './placement.js';
+import { repairOnlyChecker } from './repair-only.js';
 import { sequenceChecker } from './sequence.js';
 import { serverGroupChecker } from './server-groups.js';
 
@@ -16,6 +17,7 @@ export const CHECKERS: ReadonlyArray<() => PlanChecker> = [
   placementChecker,
   migratabilityChecker,
   serverGroupChecker,
+  repairOnlyChecker,
   concurrencyChecker,
   capacityChecker,
   balanceStatsChecker,

@@ -18,7 +18,7 @@ export function register(program: Command): void {
     .command('plan')
     .description(describeCommand('plan'))
     .requiredOption('--snapshot <file>', 'snapshot (aicerine-snapshot/1, .json or .json.gz)')
-    .option('--mode <mode>', 'spread | pack (overrides the policy)')
+    .option('--mode <mode>', 'spread | pack | repair-only (overrides the policy)')
     .option('--max-moves <n>', 'move budget for the whole plan (overrides the policy)')
     .option('--policy <file>', 'policy file (YAML); see docs/policy.md')
     .option('--json', 'print the plan JSON (aicerine-plan/1) instead of the table')

@@ -4,12 +4,13 @@ import type { PlanContext } from '../context.js';
 import { serverLabel, summarizeRejections } from '../describe.js';
 import { searchDestination } from './destination-search.js';
 
-export function evacuate(ctx: PlanContext): void {
+/** `only`: the draining hosts to empty (all of them when absent). */
+export function evacuate(ctx: PlanContext, only: (host: number) => boolean = () => true): void {
   const { state } = ctx;
   for (const agg of state.aggregates) {
     for (const host of agg.hosts) {
       const h = state.hosts[host]!;
-      if (!h.draining || state.on[host]!.size === 0) continue;
+      if (!h.draining || state.on[host]!.size === 0 || !only(host)) continue;
       const why = h.disabledReason ? ` (${h.disabledReason})` : '';
       // Largest first: they are the hardest to place while the others still leave room.
       const servers = [...state.on[host]!].sort((a, b) => size(ctx, b) - size(ctx, a) || a - b);

@@ -17,7 +17,7 @@ export function repair(ctx: PlanContext): void {
   }
 }
 
-function repairAntiAffinity(ctx: PlanContext, group: GroupRec): void {
+export function repairAntiAffinity(ctx: PlanContext, group: GroupRec): void {
   const { state } = ctx;
   const crowded = [...group.count.entries()]
     .filter(([, c]) => c > group.maxPerHost)
@@ -57,7 +57,7 @@ function repairAntiAffinity(ctx: PlanContext, group: GroupRec): void {
   }
 }
 
-function repairAffinity(ctx: PlanContext, group: GroupRec): void {
+export function repairAffinity(ctx: PlanContext, group: GroupRec): void {
   const { state } = ctx;
   const hostsOfGroup = [...group.count.keys()];
   const aggs = new Set(hostsOfGroup.map((h) => state.hosts[h]!.aggregate));

@@ -73,7 +73,7 @@ describe('aicerine plan', () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(`${bad}: hosts[3].inventory.VCPU.total: expected a positive integer, got -4`);
     const mode = await aicerine('plan', '--snapshot', example, '--mode', 'scatter');
-    expect(mode.stderr).toContain('--mode: expected one of spread, pack, got "scatter"');
+    expect(mode.stderr).toContain('--mode: expected one of spread, pack, repair-only, got "scatter"');
   });
 
   it('refuses a policy naming an aggregate the snapshot lacks, listing the known ones, and writes nothing', async () => {
