@@ -48,12 +48,12 @@ export function register(program: Command): void {
       if (flags.site && flags.config)
         throw new Error('--site and --config: give one (--config is the newer form)');
       let site: SiteDeclarations | undefined;
-      let source: ReturnType<typeof sessionSourceFor> = {};
+      let source: Awaited<ReturnType<typeof sessionSourceFor>> = {};
       if (flags.config) {
         const loaded = await loadServiceConfig(flags.config);
         for (const w of loaded.warnings) process.stderr.write(`warning: ${w}\n`);
         site = loaded.config.site;
-        source = sessionSourceFor(loaded.config.openstack.reader);
+        source = await sessionSourceFor(loaded.config.credentials.reader);
       } else if (flags.site) {
         site = parseSiteDeclarations(await readSettingsFile(flags.site), flags.site);
       }

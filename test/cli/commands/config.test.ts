@@ -31,7 +31,7 @@ describe('aicerine config check', () => {
     const f = await file(
       'ok.yaml',
       [
-        'openstack: { actuator: { cloud: act } }',
+        'credentials: { actuator: { cloud: act } }',
         'aggregates:',
         '  gold:',
         '    mode: active',
@@ -80,7 +80,7 @@ describe('aicerine config check', () => {
     const { out, err } = await runCommand([register], ['config', 'check', f]);
     expect(out).toContain('service: cycle every 5m, PAUSED;');
     expect(err).toBe(
-      `warning: ${f} is readable by other users (mode 644); it names the credentials and the store: chmod 640 ${f}\n`,
+      `warning: ${f} is readable by its group and every user (mode 644); it names the credentials and the store: chmod 600 ${f}\n`,
     );
   });
 
@@ -125,7 +125,7 @@ describe('aicerine check --config reads the same declarations as --site', () => 
     const config = await file(
       'aicerine.yaml',
       [
-        'openstack: { reader: { cloud: fake } }',
+        'credentials: { reader: { cloud: fake } }',
         'defaults:',
         '  cpuAllocationRatioInNovaConf: false',
         '  windows: ["Sun 01:00 - 05:00 UTC"]',
