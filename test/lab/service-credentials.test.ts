@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Actuator } from '../../src/cloud/actuator.js';
 import type { CloudConfig } from '../../src/cloud/auth/config.js';
+import { checkCredentials } from '../../src/cloud/credential-check.js';
 import {
   type AccessRule,
   accessRuleMatches,
@@ -263,5 +264,29 @@ describe('the service with restricted reader and actuator application credential
     const before = reader.stats.total;
     await reader.nova.listServices('nova-compute');
     expect(reader.stats.total).toBe(before + 1);
+  });
+
+  it('passes check: each credential authenticates, is restricted by its rules, and they cover every call', async () => {
+    const results = await checkCredentials(
+      (['reader', 'actuator'] as const).map((kind) => ({
+        kind,
+        label: kind,
+        open: async () =>
+          openSession({ config: await credentialConfig(kind), credential: { kind, label: kind } }),
+      })),
+    );
+    const status = Object.fromEntries(results.map((r) => [r.id, r.status]));
+    expect(status).toMatchObject({
+      'credential-reader-authenticates': 'ok',
+      'credential-reader-restricted': 'ok',
+      'credential-reader-covers': 'ok',
+      'credential-actuator-authenticates': 'ok',
+      'credential-actuator-restricted': 'ok',
+      'credential-actuator-covers': 'ok',
+    });
+    // Made by the lab's admin user, the credentials carry admin: reported, contained by the rules.
+    expect(results.find((r) => r.id === 'credential-actuator-roles')?.details).toEqual([
+      'also holds admin (it needs only aicerine-actuator)',
+    ]);
   });
 });
