@@ -6,6 +6,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Actuator } from '../dist/cloud/actuator.js';
 import { openSession } from '../dist/cloud/session.js';
 import {
   Executor,
@@ -80,7 +81,10 @@ const snap = {
 
 const cloud = new SimCloud(snap, { clock: new SimClock({ speed }), load: staticLoadModel() });
 const sim = await startSimServer({ cloud, password: 'secret' });
-const session = await openSession({ config: simAdminConfig(sim.authUrl, 'secret', 'bench executor') });
+const config = simAdminConfig(sim.authUrl, 'secret', 'bench executor');
+// Reads with the reader, writes with the actuator: as the service runs.
+const session = await openSession({ config, credential: { kind: 'reader', label: 'reader (bench)' } });
+const actuator = await Actuator.open({ config, credential: { label: 'actuator (bench)' } });
 let journal = new MemoryJournal();
 let dir;
 let store;
@@ -100,7 +104,7 @@ const clock = {
 };
 const executor = new Executor({
   journal,
-  cloud: new OpenStackExecutorCloud(session.nova, session.placement),
+  cloud: new OpenStackExecutorCloud(session, actuator),
   clock,
   settings,
   slots: new MigrationSlots(settings.limits),
@@ -114,7 +118,8 @@ const summary = await executor.start(
 );
 const wallS = (performance.now() - wall0) / 1000;
 const simS = (clock.now() - sim0) / 1000;
-const calls = `${session.stats.summary()}, ${(session.stats.total / moves).toFixed(1)} per move`;
+const total = session.stats.total + actuator.stats.total;
+const calls = `reader ${session.stats.summary()}; actuator ${actuator.stats.summary()}; ${(total / moves).toFixed(1)} per move`;
 // Lower bound of the makespan: one migration at a time per source, back to back.
 const perSource = new Map();
 for (const m of cloud.migrations) perSource.set(m.source, (perSource.get(m.source) ?? 0) + m.durationSeconds);

@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Actuator } from '../dist/cloud/actuator.js';
 import { silentLogger } from '../dist/cloud/log.js';
 import { openSession } from '../dist/cloud/session.js';
 import { parseServiceConfig } from '../dist/config/load.js';
@@ -50,25 +51,30 @@ const origin = new URL(authUrl).origin;
 const dir = mkdtempSync(join(tmpdir(), 'aic-bench-service-'));
 const { config } = await parseServiceConfig(
   {
-    openstack: { reader: { cloud: 'unused' }, actuator: { cloud: 'unused' } },
+    credentials: { reader: { cloud: 'unused' }, actuator: { cloud: 'unused' } },
     store: { url: 'sqlite:aicerine.db' },
     defaults: { mode: 'observe' },
   },
   { baseDir: dir },
 );
-const session = await openSession({
+const common = {
   config: simAdminConfig(authUrl, 'secret', 'bench service'),
   timeoutMs: 300_000,
   breaker: { consecutiveFailures: 1000, halfOpenAfterMs: 1000 },
   retry: { maxRetries: 5, initialDelayMs: 200, maxDelayMs: 5000 },
+};
+const session = await openSession({
+  ...common,
+  credential: { kind: 'reader', label: 'reader (bench)' },
   ...(withPrometheus ? { prometheusUrl: `${origin}/prometheus` } : {}),
 });
+const actuator = await Actuator.open({ ...common, credential: { label: 'actuator (bench)' } });
 const store = await openStore({ kind: 'sqlite', path: join(dir, 'aicerine.db') });
 const service = new AicerineService({
   config,
   store,
   reader: session,
-  actuator: session,
+  actuator,
   clock: { now: () => Date.now(), sleep: (ms) => new Promise((r) => setTimeout(r, ms)) },
   logger: silentLogger,
 });

@@ -287,7 +287,8 @@ export function formatReport(report: CheckReport): string {
   for (const r of report.results) {
     if (r.aggregate !== current) {
       current = r.aggregate;
-      lines.push(`aggregate ${current}`);
+      // The credential checks come after the aggregates, under their own heading.
+      lines.push(current === 'credentials' ? 'credentials' : `aggregate ${current}`);
     }
     const mark = r.status === 'ok' ? 'ok  ' : r.status === 'fail' ? 'FAIL' : 'info';
     lines.push(`  [${mark}] ${r.title}`);

@@ -1,9 +1,14 @@
-// The two credentials Aicerine runs with, derived from one table of the calls it makes:
-// a reader (record, check) and an actuator (live-migrate, follow, abort, write ratios).
-// Keystone access rules restrict the paths; a policy.yaml lets a dedicated role pass the
-// services' own policy checks for exactly those calls, without the admin role.
+// The credentials Aicerine runs with, derived from one table of the calls it makes: a reader
+// (every read: record, check, pre-flight, following a migration, the generation before a ratio
+// write), an actuator (the writes only: live and cold migration, abort, force-complete, compute
+// service disable/enable, Placement inventory writes) and an optional tasks credential (canary
+// servers in the tasks' own project). Keystone access rules restrict the paths; a policy.yaml
+// lets a dedicated role pass the services' own policy checks for exactly those calls, without
+// the admin role. The sessions the service opens refuse, before sending, any call that is not
+// in this table for their kind, so the rules and the code cannot drift apart unnoticed.
 
-export type CredentialKind = 'reader' | 'actuator';
+export const CREDENTIAL_KINDS = ['reader', 'actuator', 'tasks'] as const;
+export type CredentialKind = (typeof CREDENTIAL_KINDS)[number];
 
 export interface ApiCall {
   service: 'compute' | 'placement' | 'network';
@@ -121,35 +126,31 @@ export const API_CALLS: ApiCall[] = [
   },
   {
     service: 'compute',
+    method: 'GET',
+    path: '/servers/*',
+    policies: ['os_compute_api:servers:show', 'os_compute_api:os-extended-server-attributes'],
+    for: 'reader',
+    why: 'pre-flight and follow: status, task state and host of one server',
+  },
+  {
+    service: 'placement',
+    method: 'GET',
+    path: '/allocations/*',
+    policies: ['placement:allocations:list'],
+    for: 'reader',
+    why: 'pre-flight: what a server holds, which its destination must take',
+  },
+  {
+    service: 'compute',
     method: 'POST',
     path: '/servers/*/action',
-    policies: ['os_compute_api:os-migrate-server:migrate_live'],
+    policies: [
+      'os_compute_api:os-migrate-server:migrate_live',
+      'os_compute_api:os-migrate-server:migrate',
+      'os_compute_api:servers:confirm_resize',
+    ],
     for: 'actuator',
-    why: 'os-migrateLive to a named host',
-  },
-  {
-    service: 'compute',
-    method: 'GET',
-    path: '/os-migrations',
-    policies: ['os_compute_api:os-migrations:index'],
-    for: 'actuator',
-    why: 'follow a migration to its final status',
-  },
-  {
-    service: 'compute',
-    method: 'GET',
-    path: '/servers/*/migrations',
-    policies: ['os_compute_api:servers:migrations:index'],
-    for: 'actuator',
-    why: 'the running migration of a server',
-  },
-  {
-    service: 'compute',
-    method: 'GET',
-    path: '/servers/*/migrations/*',
-    policies: ['os_compute_api:servers:migrations:show'],
-    for: 'actuator',
-    why: 'progress of a running migration',
+    why: 'os-migrateLive to a named host; cold migration (migrate) and its confirmResize',
   },
   {
     service: 'compute',
@@ -157,7 +158,7 @@ export const API_CALLS: ApiCall[] = [
     path: '/servers/*/migrations/*',
     policies: ['os_compute_api:servers:migrations:delete'],
     for: 'actuator',
-    why: 'abort a migration',
+    why: 'abort a live migration',
   },
   {
     service: 'compute',
@@ -165,15 +166,15 @@ export const API_CALLS: ApiCall[] = [
     path: '/servers/*/migrations/*/action',
     policies: ['os_compute_api:servers:migrations:force_complete'],
     for: 'actuator',
-    why: 'force-complete a migration that does not converge',
+    why: 'force-complete a live migration that does not converge',
   },
   {
-    service: 'placement',
-    method: 'GET',
-    path: '/resource_providers/*/inventories',
-    policies: ['placement:resource_providers:inventories:list'],
+    service: 'compute',
+    method: 'PUT',
+    path: '/os-services/*',
+    policies: ['os_compute_api:os-services:update'],
     for: 'actuator',
-    why: 'read the provider generation before a write',
+    why: 'disable a compute service before an evacuation or maintenance, enable it after',
   },
   {
     service: 'placement',
@@ -181,7 +182,41 @@ export const API_CALLS: ApiCall[] = [
     path: '/resource_providers/*/inventories/*',
     policies: ['placement:resource_providers:inventories:update'],
     for: 'actuator',
-    why: 'set an allocation ratio',
+    why: 'set a VCPU allocation ratio (prevention); the generation is read with the reader',
+  },
+  // Operator tasks' canaries live in their own project: the services' default policies (project
+  // member) already allow these, so no policy rule is generated for them.
+  {
+    service: 'compute',
+    method: 'POST',
+    path: '/servers',
+    policies: [],
+    for: 'tasks',
+    why: 'create a canary server in the tasks project',
+  },
+  {
+    service: 'compute',
+    method: 'GET',
+    path: '/servers/*',
+    policies: [],
+    for: 'tasks',
+    why: 'follow a canary until it is ACTIVE or gone',
+  },
+  {
+    service: 'compute',
+    method: 'GET',
+    path: '/servers/detail',
+    policies: [],
+    for: 'tasks',
+    why: 'find canaries left behind by an interrupted task',
+  },
+  {
+    service: 'compute',
+    method: 'DELETE',
+    path: '/servers/*',
+    policies: [],
+    for: 'tasks',
+    why: 'delete a canary',
   },
 ];
 
@@ -242,6 +277,7 @@ export function policyRules(roles: {
 }): Record<string, Record<string, string>> {
   const byService: Record<string, Map<string, Set<string>>> = {};
   for (const c of API_CALLS) {
+    if (c.for === 'tasks') continue;
     const svc = c.service === 'compute' ? 'nova' : c.service === 'placement' ? 'placement' : 'neutron';
     byService[svc] ??= new Map();
     for (const p of c.policies) {
@@ -318,4 +354,30 @@ export async function prefixesFromCatalog(
     if (net) p.network = `${prefixFromEndpoint(net)}/v2.0`;
   }
   return p;
+}
+
+/**
+ * Why a session of `kind` must not send a request, or undefined when the request is one of its
+ * calls: the same matching Keystone applies to an application credential's access rules, on the
+ * path the service sees (its endpoint's path is the prefix).
+ */
+export function callRefusal(
+  kind: CredentialKind,
+  service: string,
+  method: string,
+  url: URL,
+  endpoint: URL,
+): string | undefined {
+  if (service !== 'compute' && service !== 'placement' && service !== 'network')
+    return `makes no ${service} calls`;
+  const base = prefixFromEndpoint(endpoint.toString());
+  const prefixes: ServicePrefixes = { compute: base, placement: base, network: `${base}/v2.0` };
+  const rules = accessRules(kind, prefixes);
+  if (rules.some((r) => accessRuleMatches(r, service, method, url.pathname))) return undefined;
+  return `is not meant for it (the ${kind}'s ${service} calls: ${
+    rules
+      .filter((r) => r.service === service)
+      .map((r) => `${r.method} ${r.path}`)
+      .join(', ') || 'none'
+  })`;
 }

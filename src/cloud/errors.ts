@@ -11,7 +11,9 @@ export type CloudErrorKind =
   | 'conflict'
   | 'circuit-open'
   | 'timeout'
-  | 'protocol';
+  | 'protocol'
+  /** Refused before sending: the call is not one the session's credential is meant to make. */
+  | 'not-allowed';
 
 export class CloudError extends Error {
   readonly kind: CloudErrorKind;

@@ -3,8 +3,9 @@
 import { type LoadCloudOptions, loadCloudConfig } from './auth/clouds-yaml.js';
 import type { CloudConfig } from './auth/config.js';
 import { Authenticator, type AuthenticatorOptions, type TokenInfo } from './auth/keystone.js';
+import { type CredentialKind, callRefusal } from './credentials.js';
 import type { BreakerSettings, RetrySettings } from './http/resilience.js';
-import { ServiceClient } from './http/service-client.js';
+import { type CallRecord, type RequestPolicy, ServiceClient } from './http/service-client.js';
 import type { CallStats } from './http/stats.js';
 import { HttpTransport } from './http/transport.js';
 import type { Logger } from './log.js';
@@ -29,6 +30,18 @@ export interface SessionOptions {
   endpointOverrides?: Record<string, string>;
   /** Authenticate now (default), so configuration errors surface before any work. */
   eager?: boolean;
+  /**
+   * The role this session plays in the service: its clients then refuse, before sending, any
+   * call that is not the kind's (API_CALLS), and `observe` hears about every call made.
+   */
+  credential?: SessionCredential;
+}
+
+export interface SessionCredential {
+  kind: CredentialKind;
+  /** How it is named in logs and the audit log: where it comes from, never its secret. */
+  label: string;
+  observe?: (call: CallRecord) => Promise<void> | void;
 }
 
 export interface CloudSession {
@@ -43,6 +56,8 @@ export interface CloudSession {
   service(type: string): ServiceClient;
   /** The current token's details (user, project, roles). */
   token(): Promise<TokenInfo>;
+  /** Set when the session was opened for one role of the service (its calls are then restricted). */
+  credential: { kind: CredentialKind; label: string } | undefined;
 }
 
 export async function openSession(opts: SessionOptions = {}): Promise<CloudSession> {
@@ -54,13 +69,22 @@ export async function openSession(opts: SessionOptions = {}): Promise<CloudSessi
     ...(opts.retry ? { retry: opts.retry } : {}),
     ...(opts.breaker ? { breaker: opts.breaker } : {}),
     ...(opts.logger ? { logger: opts.logger } : {}),
+    ...(opts.credential ? { credential: opts.credential.label } : {}),
   });
+  const cred = opts.credential;
+  const policy: RequestPolicy | undefined = cred
+    ? {
+        credential: cred.label,
+        refuse: (svc, method, url, endpoint) => callRefusal(cred.kind, svc, method, url, endpoint),
+        ...(cred.observe ? { observe: cred.observe } : {}),
+      }
+    : undefined;
   const auth = new Authenticator(config, http, opts.auth);
   const clients = new Map<string, ServiceClient>();
   const service = (type: string): ServiceClient => {
     let c = clients.get(type);
     if (!c) {
-      c = new ServiceClient(type, auth, http, () => ({}), opts.endpointOverrides?.[type]);
+      c = new ServiceClient(type, auth, http, () => ({}), opts.endpointOverrides?.[type], policy);
       clients.set(type, c);
     }
     return c;
@@ -76,5 +100,6 @@ export async function openSession(opts: SessionOptions = {}): Promise<CloudSessi
     prometheus: opts.prometheusUrl ? new PrometheusClient(opts.prometheusUrl, http) : undefined,
     service,
     token: () => auth.token(),
+    credential: cred ? { kind: cred.kind, label: cred.label } : undefined,
   };
 }

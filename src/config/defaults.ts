@@ -29,7 +29,7 @@ export const BUILTIN_VCPU_RATIO = { step: 0.5, lowerAbove: 0.1, restoreBelow: 0.
 
 export const BUILTIN_SERVICE: ServiceInput = {
   allowInlineSecrets: false,
-  openstack: { reader: {} },
+  credentials: { reader: {} },
   store: {
     url: 'sqlite:aicerine.sqlite',
     retention: {
@@ -52,7 +52,7 @@ export const BUILTIN_SERVICE: ServiceInput = {
 export const DEFAULT_WHY: Record<string, string> = {
   allowInlineSecrets:
     'a configuration file is copied, diffed and pasted into tickets; secrets belong in clouds.yaml/secure.yaml or files readable by the service only',
-  'openstack.reader': 'like every other command: OS_CLOUD, else the OS_* variables of an openrc',
+  'credentials.reader': 'like every other command: OS_CLOUD, else the OS_* variables of an openrc',
   'store.url':
     'one file next to the configuration, no server to run; MariaDB only when several replicas share state',
   'store.retention.plans':

@@ -68,20 +68,57 @@ export async function loadServiceConfig(path: string): Promise<LoadedConfig> {
   const loaded = await parseServiceConfig(doc, { file: path, baseDir: dirname(resolve(path)) });
   const mode = (await stat(path)).mode;
   const inline = hasInlineSecrets(loaded.config);
-  if (mode & 0o004 || (inline && mode & 0o040)) {
+  const readers = [mode & 0o040 ? 'its group' : '', mode & 0o004 ? 'every user' : ''].filter(Boolean);
+  if (readers.length > 0) {
     loaded.warnings.unshift(
-      `${path} is readable by other users (mode ${(mode & 0o777).toString(8).padStart(3, '0')}); it ${
+      `${path} is readable by ${readers.join(' and ')} (mode ${octal(mode)}); it ${
         inline ? 'holds secrets' : 'names the credentials and the store'
-      }: chmod ${inline ? '600' : '640'} ${path}`,
+      }: chmod 600 ${path}`,
     );
+  }
+  for (const f of secretFiles(loaded.config)) {
+    const m = await stat(f.path).then(
+      (st) => st.mode,
+      () => undefined,
+    );
+    // A missing file is reported when the secret is read; here only who else can read it.
+    if (m !== undefined && m & 0o044)
+      loaded.warnings.push(
+        `${f.path} (${f.what}) holds a secret and is readable by ${m & 0o004 ? 'every user' : 'its group'} (mode ${octal(m)}): chmod 600 ${f.path}`,
+      );
   }
   return loaded;
 }
 
 function hasInlineSecrets(c: ServiceConfig): boolean {
-  const refs = [c.openstack.reader, c.openstack.actuator];
-  const secrets = [c.store.kind === 'mysql' ? c.store.password : null, c.notifications?.password ?? null];
+  const refs = [c.credentials.reader, c.credentials.actuator, c.credentials.tasks];
+  const secrets = [
+    c.store.kind === 'mysql' ? c.store.password : null,
+    c.notifications?.password ?? null,
+    ...refs.map((r) => (r?.kind === 'application-credential' ? r.secret : null)),
+  ];
   return refs.some((r) => r?.kind === 'inline') || secrets.some((s) => s?.kind === 'inline');
+}
+
+/** The files that hold secrets the configuration points at (password and secret files). */
+export function secretFiles(c: ServiceConfig): { path: string; what: string }[] {
+  const out: { path: string; what: string }[] = [];
+  const add = (s: SecretSource | null | undefined, what: string) => {
+    if (s?.kind === 'file') out.push({ path: s.path, what });
+  };
+  add(c.store.kind === 'mysql' ? c.store.password : null, 'store.passwordFile');
+  add(c.notifications?.password, 'notifications.passwordFile');
+  for (const k of ['reader', 'actuator', 'tasks'] as const) {
+    const r = c.credentials[k];
+    if (r?.kind === 'application-credential')
+      add(r.secret, `credentials.${k}.applicationCredential.secretFile`);
+  }
+  return out;
+}
+
+/** "640": the permission bits of a mode, as chmod takes them. */
+function octal(mode: number): string {
+  return (mode & 0o777).toString(8).padStart(3, '0');
 }
 
 export async function parseServiceConfig(doc: unknown, opts: ParseOptions): Promise<LoadedConfig> {
@@ -97,8 +134,45 @@ export async function parseServiceConfig(doc: unknown, opts: ParseOptions): Prom
     issues.push(value === undefined ? { file, path, message } : { file, path, message, value });
   const allowInline = u.allowInlineSecrets ?? false;
 
-  const credential = (c: NonNullable<NonNullable<ServiceParsed['openstack']>['reader']>, path: string) => {
+  type CredentialInput = NonNullable<NonNullable<ServiceParsed['credentials']>['reader']>;
+  const credential = (c: CredentialInput, path: string): CredentialRef | undefined => {
     if (c.cloud) return { kind: 'clouds-yaml', cloud: c.cloud } satisfies CredentialRef;
+    const ac = c.applicationCredential;
+    if (ac) {
+      const where = `${path}.applicationCredential`;
+      const given = [ac.secretFile, ac.secretEnv, ac.secret].filter((x) => x !== undefined);
+      if (given.length !== 1) {
+        issue(where, 'give the secret one way: secretFile, secretEnv or (with allowInlineSecrets) secret');
+        return undefined;
+      }
+      if (ac.secret !== undefined && !allowInline) {
+        issue(
+          `${where}.secret`,
+          'holds a secret in this file: use secretFile or secretEnv, or set allowInlineSecrets: true',
+          '(a secret)',
+        );
+        return undefined;
+      }
+      const secret: SecretSource = ac.secretFile
+        ? { kind: 'file', path: resolve(opts.baseDir, ac.secretFile) }
+        : ac.secretEnv
+          ? { kind: 'env', variable: ac.secretEnv }
+          : { kind: 'inline', value: ac.secret ?? '' };
+      if (!parseUrl(ac.authUrl, ['http:', 'https:'])) {
+        issue(`${where}.authUrl`, 'expected an http:// or https:// URL', ac.authUrl);
+        return undefined;
+      }
+      return {
+        kind: 'application-credential',
+        authUrl: ac.authUrl,
+        id: ac.id,
+        secret,
+        regionName: ac.regionName ?? null,
+        interface: ac.interface ?? null,
+        cacert: ac.cacert ? resolve(opts.baseDir, ac.cacert) : null,
+        origin: `${file ?? 'configuration'} ${where}`,
+      };
+    }
     if (c.inline) {
       if (!allowInline) {
         issue(
@@ -119,10 +193,20 @@ export async function parseServiceConfig(doc: unknown, opts: ParseOptions): Prom
     }
     return { kind: 'environment' } satisfies CredentialRef;
   };
-  const reader = credential(u.openstack?.reader ?? {}, 'openstack.reader') ?? { kind: 'environment' };
-  const actuator = u.openstack?.actuator
-    ? (credential(u.openstack.actuator, 'openstack.actuator') ?? null)
-    : null;
+  // `openstack:` is the section's former name: still read, and the operator is told.
+  let section: 'credentials' | 'openstack' = 'credentials';
+  if (u.openstack && u.credentials)
+    issue('openstack', 'give credentials only (openstack is its former name)');
+  else if (u.openstack) {
+    section = 'openstack';
+    warnings.push(
+      `${file ?? 'the configuration'}: openstack: is the former name of credentials: (rename it)`,
+    );
+  }
+  const creds = u.credentials ?? u.openstack ?? {};
+  const reader = credential(creds.reader ?? {}, `${section}.reader`) ?? { kind: 'environment' };
+  const actuator = creds.actuator ? (credential(creds.actuator, `${section}.actuator`) ?? null) : null;
+  const tasks = u.credentials?.tasks ? (credential(u.credentials.tasks, 'credentials.tasks') ?? null) : null;
 
   const secret = (
     s: { passwordFile?: string | undefined; passwordEnv?: string | undefined },
@@ -243,7 +327,7 @@ export async function parseServiceConfig(doc: unknown, opts: ParseOptions): Prom
   return {
     config: {
       file,
-      openstack: { reader, actuator },
+      credentials: { reader, actuator, tasks },
       prometheus,
       store: store ?? { kind: 'sqlite', path: resolve(opts.baseDir, 'aicerine.sqlite') },
       retention: {
@@ -533,7 +617,7 @@ function checkAggregate(
   if (a.mode !== 'observe' && !hasActuator) {
     issue(
       at((l) => l.mode, 'mode'),
-      'needs openstack.actuator, the credential that live-migrates (it may name the same cloud as the reader)',
+      'needs credentials.actuator, the credential that live-migrates (it may name the same cloud as the reader)',
       a.mode,
     );
   }

@@ -128,11 +128,14 @@ place that sets the deciding key.
 whole. An aggregate not listed gets the defaults. \`null\` switches off a feature that is on by
 default (\`emergencies.memory: null\`).
 
-**Secrets.** Credentials are references: \`openstack.reader.cloud\` names an entry of clouds.yaml
-(its secrets in secure.yaml); without it, OS_CLOUD or the OS_* variables are used, as by every
-other command. Passwords for the store and RabbitMQ come from \`passwordFile\` or \`passwordEnv\`. A
-secret written in this file (\`inline\` credentials, a password in a URL) is refused unless
-\`allowInlineSecrets: true\`. A file readable by other users gets a warning.
+**Secrets.** Credentials are references (docs/credentials.md): \`credentials.reader.cloud\` names
+an entry of clouds.yaml (its secrets in secure.yaml), \`applicationCredential\` gives an id with
+its secret in \`secretFile\` or \`secretEnv\`; without either, OS_CLOUD or the OS_* variables are
+used, as by every other command. Passwords for the store and RabbitMQ come from \`passwordFile\`
+or \`passwordEnv\`. A secret written in this file (\`inline\` credentials, an application
+credential's \`secret\`, a password in a URL) is refused unless \`allowInlineSecrets: true\`. This
+file, and every secret file it names, gets a warning at start when its group or other users can
+read it (the file and its mode are named).
 
 **Relative paths** (\`sqlite:\` file, policy files, metrics policy, password files) are relative to
 the directory of the configuration file.
@@ -203,7 +206,7 @@ the YAML.
 | \`aggregate.ts\` | \`aggregateConfig(config, name)\`: an aggregate's settings, the defaults when it is not listed |
 | \`windows.ts\` | \`parseWindow(text)\`, \`windowState(windows, now)\` (open, since, closesAt, nextOpensAt), \`timeLeftInWindow(windows, now)\`, \`occurrences(windows, from, to)\` |
 | \`budget.ts\` | \`budgetLeft(limits, startedAt, { now, cycleStartedAt, windowOpenedAt }, owner)\`, \`emergencyBudgetLeft(...)\`, \`tightestBudget(verdicts)\`: moves that may start now and the binding limit with its reason |
-| \`credentials.ts\` | \`sessionSourceFor(ref)\`: the \`openSession\` options for a credential reference; \`readSecret(source)\`: a password, read when connecting |
+| \`credentials.ts\` | \`sessionSourceFor(ref)\`: the \`openSession\` options for a credential reference (an application credential's secret is read then); \`credentialLabel(kind, ref)\`: how logs and the audit name it; \`readSecret(source)\`: a password or secret, read when connecting |
 | \`duration.ts\` | \`parseDuration(text)\`, \`formatDuration(ms)\` |
 
 \`npm run bench:config\` prints what these cost: \`windowState\` is a few hundred microseconds for

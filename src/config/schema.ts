@@ -55,17 +55,42 @@ const secretSources = {
   passwordEnv: nonEmpty().optional().describe('environment variable holding the password'),
 };
 
+const applicationCredential = mapping({
+  authUrl: nonEmpty().describe('Keystone URL (https://keystone.example.com/v3)'),
+  id: nonEmpty().describe('the application credential id (not a secret)'),
+  secretFile: nonEmpty()
+    .optional()
+    .describe('file holding the secret (first line); relative paths are relative to this file'),
+  secretEnv: nonEmpty().optional().describe('environment variable holding the secret'),
+  secret: nonEmpty()
+    .optional()
+    .describe('the secret itself, written here; refused unless allowInlineSecrets is true'),
+  regionName: nonEmpty().optional().describe('region of the endpoints to use'),
+  interface: z
+    .enum(['public', 'internal', 'admin'])
+    .optional()
+    .describe('endpoint interface of the catalog (default public)'),
+  cacert: nonEmpty()
+    .optional()
+    .describe('PEM CA bundle to verify TLS with; relative paths are relative to this file'),
+});
+
 const credential = mapping({
   cloud: nonEmpty()
     .optional()
     .describe(
-      'entry of clouds.yaml (merged with secure.yaml), found where the openstack CLI looks; without it, OS_CLOUD or the OS_* variables',
+      'entry of clouds.yaml (merged with secure.yaml), found where the openstack CLI looks; without any key, OS_CLOUD or the OS_* variables',
     ),
+  applicationCredential: applicationCredential
+    .optional()
+    .describe('an application credential by reference: its id here, its secret in a file or a variable'),
   inline: map(z.unknown())
     .optional()
     .describe('a clouds.yaml entry written here, secrets included; refused unless allowInlineSecrets is true')
     .meta(typeLabel('clouds.yaml entry')),
-}).refine((c) => !(c.cloud && c.inline), { error: 'give cloud or inline, not both' });
+}).refine((c) => [c.cloud, c.applicationCredential, c.inline].filter((x) => x !== undefined).length <= 1, {
+  error: 'give one of cloud, applicationCredential or inline',
+});
 
 const hotLimit = mapping({
   above: fraction().describe('used fraction of the physical capacity'),
@@ -216,18 +241,27 @@ export const serviceSchema = mapping({
   allowInlineSecrets: bool()
     .optional()
     .describe('accept passwords and credential secrets written in this file (otherwise refused)'),
-  openstack: mapping({
+  credentials: mapping({
     reader: credential
       .optional()
-      .describe('the credential that reads Nova, Placement and Neutron (aicerine credentials)'),
+      .describe('makes every read: Nova, Placement, Neutron (docs/credentials.md, aicerine credentials)'),
     actuator: credential
       .optional()
       .describe(
-        'the credential that live-migrates and writes ratios; required by assisted and active aggregates',
+        'makes only the writes: live and cold migrations, aborts, force-completes, compute service disable/enable, Placement inventory writes; required by assisted and active aggregates',
       ),
+    tasks: credential
+      .optional()
+      .describe("operator tasks' canary servers, in the tasks' own project; absent: no canaries"),
   })
     .optional()
     .describe('the credentials Aicerine runs with (references, not secrets)'),
+  openstack: mapping({
+    reader: credential.optional().describe('credentials.reader'),
+    actuator: credential.optional().describe('credentials.actuator'),
+  })
+    .optional()
+    .describe('the former name of credentials (reader and actuator only); still read, with a warning'),
   prometheus: mapping({
     url: nonEmpty().describe('Prometheus base URL'),
     metricsPolicy: nonEmpty()

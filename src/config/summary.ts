@@ -16,6 +16,15 @@ function credential(r: CredentialRef | null): string {
   if (r === null) return 'none (observe only)';
   if (r.kind === 'environment') return 'OS_CLOUD or the OS_* variables';
   if (r.kind === 'clouds-yaml') return `clouds.yaml cloud ${r.cloud}`;
+  if (r.kind === 'application-credential') {
+    const from =
+      r.secret.kind === 'file'
+        ? `file ${r.secret.path}`
+        : r.secret.kind === 'env'
+          ? `variable ${r.secret.variable}`
+          : 'this file';
+    return `application credential ${r.id} at ${r.authUrl} (secret from ${from})`;
+  }
   return `inline in this file (${r.config.auth.authUrl})`;
 }
 
@@ -87,7 +96,9 @@ export function formatConfigSummary(c: ServiceConfig, now: Date): string {
   const out = [
     `OK ${c.file ?? 'configuration'}`,
     `service: cycle every ${formatDuration(c.cycleIntervalMs)}${c.paused ? ', PAUSED' : ''}; ${c.concurrency.global} migrations in flight at most; global budgets: ${global || 'none'}`,
-    `reader: ${credential(c.openstack.reader)}; actuator: ${credential(c.openstack.actuator)}`,
+    `reader: ${credential(c.credentials.reader)}; actuator: ${credential(c.credentials.actuator)}${
+      c.credentials.tasks ? `; tasks: ${credential(c.credentials.tasks)}` : ''
+    }`,
     `store: ${store(c.store)}; notifications: ${c.notifications ? c.notifications.url : 'none (periodic reconcile)'}; metrics: ${c.prometheus ? c.prometheus.url : 'none (flavor sizes)'}`,
   ];
   for (const a of Object.values(c.aggregates)) out.push(`aggregate ${a.name}`, ...aggregateLines(a, now));

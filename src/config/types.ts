@@ -1,6 +1,6 @@
 // The configuration the service runs with: parsed, validated, defaults merged. The control loop,
 // the executor and prevention read these types; nothing downstream sees the YAML.
-import type { CloudConfig } from '../cloud/auth/config.js';
+import type { CloudConfig, EndpointInterface } from '../cloud/auth/config.js';
 import type { AggregateDeclarations, SiteDeclarations } from '../cloud/site.js';
 import type { StoragePolicy } from '../cloud/storage.js';
 import type { Policy } from '../policy/types.js';
@@ -14,6 +14,18 @@ export type CredentialRef =
   /** OS_CLOUD, else the OS_* variables, like the other commands. */
   | { kind: 'environment' }
   | { kind: 'clouds-yaml'; cloud: string }
+  /** An application credential: its id in the file, its secret where the operator keeps it. */
+  | {
+      kind: 'application-credential';
+      authUrl: string;
+      id: string;
+      secret: SecretSource;
+      regionName: string | null;
+      interface: EndpointInterface | null;
+      cacert: string | null;
+      /** Where it was declared, for messages ("aicerine.yaml credentials.actuator"). */
+      origin: string;
+    }
   /** Written in the configuration file (allowInlineSecrets). */
   | { kind: 'inline'; config: CloudConfig };
 
@@ -103,7 +115,8 @@ export interface AggregateConfig {
 export interface ServiceConfig {
   /** The file it was read from, for messages. */
   file: string | undefined;
-  openstack: { reader: CredentialRef; actuator: CredentialRef | null };
+  /** Who reads, who acts, who runs canaries (docs/credentials.md). */
+  credentials: { reader: CredentialRef; actuator: CredentialRef | null; tasks: CredentialRef | null };
   prometheus: { url: string; metricsPolicyFile: string | null } | null;
   store: StoreConfig;
   retention: RetentionConfig;

@@ -1,6 +1,8 @@
-// The executor's cloud port on the OpenStack clients: Nova for servers, services, migrations and
-// the live-migration actions, Placement for room and allocations. Only this file turns client
-// answers and CloudErrors into the executor's plain views and failure kinds.
+// The executor's cloud port on the OpenStack clients: every read (servers, services, migrations,
+// room and allocations in Placement) through the reader credential, the live-migration actions
+// through the actuator and nothing else. Only this file turns client answers and CloudErrors into
+// the executor's plain views and failure kinds.
+import type { Actuator } from '../cloud/actuator.js';
 import { CloudError } from '../cloud/errors.js';
 import type { NovaClient, NovaHypervisor } from '../cloud/openstack/nova.js';
 import type { PlacementClient } from '../cloud/openstack/placement.js';
@@ -36,13 +38,30 @@ export function toActuatorError(e: unknown, what: string): ActuatorError {
   return new ActuatorError('unknown', `${what}: ${e instanceof Error ? e.message : String(e)}`);
 }
 
+/** The reads the executor makes: a reader session has them; their writes are not here. */
+export interface ExecutorReads {
+  nova: Pick<NovaClient, 'getServer' | 'listMigrations' | 'listServices' | 'listHypervisors'>;
+  placement: Pick<
+    PlacementClient,
+    'getInventories' | 'getUsages' | 'getConsumerAllocations' | 'listResourceProviders'
+  >;
+}
+
+/** The writes the executor makes: only an actuator has them. */
+export type ExecutorWrites = Pick<Actuator, 'kind' | 'liveMigrate' | 'abortMigration'>;
+
 export class OpenStackExecutorCloud implements ExecutorCloud {
   private providerOfHost = new Map<string, string>();
+  private readonly nova: ExecutorReads['nova'];
+  private readonly placement: ExecutorReads['placement'];
 
   constructor(
-    private readonly nova: NovaClient,
-    private readonly placement: PlacementClient,
-  ) {}
+    reader: ExecutorReads,
+    private readonly actuator: ExecutorWrites,
+  ) {
+    this.nova = reader.nova;
+    this.placement = reader.placement;
+  }
 
   async getServer(serverId: string): Promise<ServerView | null> {
     try {
@@ -109,7 +128,7 @@ export class OpenStackExecutorCloud implements ExecutorCloud {
 
   async liveMigrate(serverId: string, host: string): Promise<void> {
     try {
-      await this.nova.liveMigrate(serverId, host);
+      await this.actuator.liveMigrate(serverId, host);
     } catch (e) {
       throw toActuatorError(e, `live migration of ${serverId} to ${host}`);
     }
@@ -117,7 +136,7 @@ export class OpenStackExecutorCloud implements ExecutorCloud {
 
   async abortLiveMigration(serverId: string, migrationId: number): Promise<void> {
     try {
-      await this.nova.abortMigration(serverId, migrationId);
+      await this.actuator.abortMigration(serverId, migrationId);
     } catch (e) {
       throw toActuatorError(e, `abort of migration ${migrationId} of ${serverId}`);
     }

@@ -4,10 +4,11 @@
 // its value back on every periodic update) is pinned and never written again until an operator
 // releases it.
 import { randomUUID } from 'node:crypto';
-import type {
-  PlacementInventory,
-  ProviderInventories,
-  UpdateInventoryOptions,
+import type { Actuator } from '../cloud/actuator.js';
+import {
+  type PlacementInventory,
+  type ProviderInventories,
+  updateInventory,
 } from '../cloud/openstack/placement.js';
 import type { RatioDecision } from './decide.js';
 import {
@@ -18,20 +19,18 @@ import {
   ratiosOurs,
 } from './sink.js';
 
-/** The part of PlacementClient the writer uses. */
+/** The Placement reads the writer makes (the reader credential): generations, usages, ratios found. */
 export interface RatioPlacementPort {
   getInventories(rpUuid: string): Promise<ProviderInventories>;
   getUsages(rpUuid: string): Promise<Record<string, number>>;
-  updateInventory(
-    rpUuid: string,
-    resourceClass: string,
-    change: (current: PlacementInventory) => PlacementInventory,
-    opts?: UpdateInventoryOptions,
-  ): Promise<PlacementInventory>;
 }
+
+/** The one write it makes (only an actuator has it). */
+export type RatioWritePort = Pick<Actuator, 'kind' | 'putInventory'>;
 
 export interface RatioWriterPorts {
   placement: RatioPlacementPort;
+  actuator: RatioWritePort;
   sink: RatioChangeSink;
   now: () => Date;
   newId?: () => string;
@@ -96,7 +95,7 @@ export class RatioWriter {
       detail,
     });
     if (decision.action === 'hold') return result('unchanged', from, 'a hold writes nothing');
-    const { sink, placement } = this.ports;
+    const { sink, placement, actuator } = this.ports;
     const pins = await sink.pinned();
     const pin = pins.get(host);
     if (pin) return result('pinned', undefined, `pinned since ${pin.at}: ${pin.reason}`);
@@ -118,7 +117,9 @@ export class RatioWriter {
     let written: PlacementInventory;
     try {
       used = (await placement.getUsages(rpUuid)).VCPU ?? 0;
-      written = await placement.updateInventory(
+      written = await updateInventory(
+        placement,
+        actuator,
         rpUuid,
         'VCPU',
         // Re-run on every attempt, so after a 409 the checks see the fresh inventory.

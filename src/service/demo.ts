@@ -3,10 +3,12 @@
 // with the API and dashboard on loopback without authentication. Three aggregates, one per mode:
 // agg-1 active in an always-open window, agg-2 assisted (a hot host; its plan waits for an
 // operator's approval), agg-3 observe. Cycles are paced in real time by the caller.
+
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createApiLogger } from '../api/logger.js';
+import { Actuator } from '../cloud/actuator.js';
 import { createLogger } from '../cloud/log.js';
 import { openSession } from '../cloud/session.js';
 import { parseServiceConfig } from '../config/load.js';
@@ -19,6 +21,7 @@ import { staticLoadModel } from '../sim/load.js';
 import { SimCloud } from '../sim/model.js';
 import { openStore, type Store } from '../store/store.js';
 import { type ServiceApi, startServiceApi } from './api.js';
+import { auditCalls } from './call-audit.js';
 import { AicerineService, type ServiceCycleReport } from './service.js';
 
 export const DEMO_API_PORT = 8780;
@@ -118,12 +121,17 @@ export async function startDemo(o: DemoOptions): Promise<Demo> {
     });
     const store = await openStore({ kind: 'sqlite', path: join(stateDir, 'aicerine.sqlite') });
     cleanup.unshift(() => store.close());
+    const actuator = await Actuator.open({
+      config: session.config,
+      logger,
+      credential: { label: 'actuator (demo)', observe: auditCalls(store.audit, logger) },
+    });
     const speed = o.speed;
     const service = new AicerineService({
       config,
       store,
       reader: session,
-      actuator: session,
+      actuator,
       clock: {
         now: () => cloud.clock.nowMs(),
         sleep: (ms) => new Promise((r) => setTimeout(r, speed > 0 ? Math.max(0, ms / speed) : ms)),

@@ -1,15 +1,18 @@
-// Opens what a service configuration names: the store, the reader and actuator sessions, the
-// broker URL with its password. Secrets are read here, from where the operator keeps them, and
-// never written anywhere else.
+// Opens what a service configuration names: the store, the reader, actuator and tasks sessions,
+// the broker URL with its password. Secrets are read here, from where the operator keeps them, and
+// never written anywhere else. Each session is opened for its role: it refuses calls that are not
+// its kind's, and every call made with the actuator or the tasks credential lands in the audit log.
+import { Actuator } from '../cloud/actuator.js';
 import { readSettingsFile } from '../cloud/config-file.js';
 import type { IncrementalOptions } from '../cloud/incremental-record.js';
 import type { Logger } from '../cloud/log.js';
 import { parseMetricsPolicy } from '../cloud/prometheus/policy.js';
 import { type CloudSession, openSession } from '../cloud/session.js';
-import { readSecret, sessionSourceFor } from '../config/credentials.js';
+import { credentialLabel, readSecret, sessionSourceFor } from '../config/credentials.js';
 import type { ServiceConfig, StoreConfig } from '../config/types.js';
 import type { StoreOptions } from '../store/connect.js';
 import { openStore, type Store } from '../store/store.js';
+import { auditCalls } from './call-audit.js';
 
 export async function storeOptions(c: StoreConfig): Promise<StoreOptions> {
   if (c.kind === 'sqlite') return { kind: 'sqlite', path: c.path };
@@ -26,8 +29,12 @@ export async function storeOptions(c: StoreConfig): Promise<StoreOptions> {
 
 export interface OpenedService {
   store: Store;
+  /** Every read. */
   reader: CloudSession;
-  actuator: CloudSession;
+  /** The writes; null when none is configured (every aggregate observes, prevention dry-runs). */
+  actuator: Actuator | null;
+  /** Operator tasks' canaries, in their own project; null when not configured. */
+  tasks: CloudSession | null;
   recorder: IncrementalOptions;
   notificationsUrl: string | null;
   /** Lines to say at start (e.g. no actuator credential configured). */
@@ -37,19 +44,40 @@ export interface OpenedService {
 export async function openServiceParts(config: ServiceConfig, logger: Logger): Promise<OpenedService> {
   const notes: string[] = [];
   const prometheusUrl = config.prometheus?.url;
+  const store = await openStore(await storeOptions(config.store));
+  const { reader: readerRef, actuator: actuatorRef, tasks: tasksRef } = config.credentials;
   const reader = await openSession({
-    ...sessionSourceFor(config.openstack.reader),
+    ...(await sessionSourceFor(readerRef)),
     ...(prometheusUrl ? { prometheusUrl } : {}),
     logger,
+    credential: { kind: 'reader', label: credentialLabel('reader', readerRef) },
   });
-  let actuator = reader;
-  if (config.openstack.actuator) {
-    actuator = await openSession({ ...sessionSourceFor(config.openstack.actuator), logger });
+  let actuator: Actuator | null = null;
+  if (actuatorRef) {
+    actuator = await Actuator.open({
+      ...(await sessionSourceFor(actuatorRef)),
+      logger,
+      credential: {
+        label: credentialLabel('actuator', actuatorRef),
+        observe: auditCalls(store.audit, logger),
+      },
+    });
   } else {
     notes.push(
-      'openstack.actuator is not set: migrations and ratio writes use the reader credential (see `aicerine credentials` for a restricted actuator)',
+      'credentials.actuator is not set: nothing is migrated and no ratio is written (see `aicerine credentials` for a restricted actuator)',
     );
   }
+  const tasks = tasksRef
+    ? await openSession({
+        ...(await sessionSourceFor(tasksRef)),
+        logger,
+        credential: {
+          kind: 'tasks',
+          label: credentialLabel('tasks', tasksRef),
+          observe: auditCalls(store.audit, logger),
+        },
+      })
+    : null;
   const metricsPolicy = config.prometheus?.metricsPolicyFile
     ? parseMetricsPolicy(
         await readSettingsFile(config.prometheus.metricsPolicyFile),
@@ -65,11 +93,11 @@ export async function openServiceParts(config: ServiceConfig, logger: Logger): P
       notificationsUrl = u.toString();
     }
   }
-  const store = await openStore(await storeOptions(config.store));
   return {
     store,
     reader,
     actuator,
+    tasks,
     recorder: {
       ...(metricsPolicy ? { metricsPolicy } : {}),
       ...(config.storage ? { storage: config.storage } : {}),

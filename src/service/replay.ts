@@ -6,6 +6,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Actuator } from '../cloud/actuator.js';
 import { silentLogger } from '../cloud/log.js';
 import { openSession } from '../cloud/session.js';
 import { aggregateConfig } from '../config/aggregate.js';
@@ -243,24 +244,29 @@ export async function runReplay(opts: ReplayOptions): Promise<ReplayRun> {
   try {
     const { config } = await parseServiceConfig(
       {
-        openstack: { reader: { cloud: 'unused' }, actuator: { cloud: 'unused' } },
+        credentials: { reader: { cloud: 'unused' }, actuator: { cloud: 'unused' } },
         store: { url: 'sqlite:aicerine.db' },
         ...opts.config,
       },
       { baseDir: dir },
     );
-    const session = await openSession({
+    const common = {
       config: simAdminConfig(sim.authUrl, password, 'aicerine replay (simulator)'),
-      prometheusUrl: `${sim.url}${PROMETHEUS_PREFIX}`,
       retry: { maxRetries: 3, initialDelayMs: 5, maxDelayMs: 50 },
       timeoutMs: 2_000,
+    };
+    const session = await openSession({
+      ...common,
+      prometheusUrl: `${sim.url}${PROMETHEUS_PREFIX}`,
+      credential: { kind: 'reader', label: 'reader (replay)' },
     });
+    const actuator = await Actuator.open({ ...common, credential: { label: 'actuator (replay)' } });
     store = await openStore({ kind: 'sqlite', path: join(dir, 'aicerine.db') });
     const service = new AicerineService({
       config,
       store,
       reader: session,
-      actuator: session,
+      actuator,
       clock: {
         now: () => clock.nowMs(),
         sleep: (ms) => new Promise((r) => setTimeout(r, Math.max(0, ms / opts.speed))),

@@ -10,6 +10,7 @@ import {
   StoreServiceControl,
   storedPauses,
 } from '../api/control.js';
+import type { Actuator } from '../cloud/actuator.js';
 import { type IncrementalOptions, IncrementalRecorder } from '../cloud/incremental-record.js';
 import type { Logger } from '../cloud/log.js';
 import type { CloudSession } from '../cloud/session.js';
@@ -20,8 +21,8 @@ import { historyContextFromSnapshot, samplesFromHistory } from '../costs/history
 import type { CostSample as LearnerSample } from '../costs/sample.js';
 import { Executor } from '../executor/index.js';
 import type { PlannedMove } from '../executor/journal.js';
-import { OpenStackExecutorCloud } from '../executor/openstack-cloud.js';
-import type { Clock } from '../executor/ports.js';
+import { type ExecutorWrites, OpenStackExecutorCloud } from '../executor/openstack-cloud.js';
+import { ActuatorError, type Clock } from '../executor/ports.js';
 import { ExecutorService } from '../executor/service.js';
 import { resolveExecutorSettings } from '../executor/settings.js';
 import { MigrationSlots } from '../executor/slots.js';
@@ -35,7 +36,7 @@ import type { NovaNotification } from '../notifications/events.js';
 import { NotificationListener } from '../notifications/listener.js';
 import { runPreventionPass } from '../prevention/cycle.js';
 import { hostRatioStates } from '../prevention/observe.js';
-import { RatioWriter } from '../prevention/writer.js';
+import { type RatioWritePort, RatioWriter } from '../prevention/writer.js';
 import type { Store } from '../store/store.js';
 import { RecorderCloudReader } from './cloud-reader.js';
 import { executorSettings, loopSettings, ratioSettings, timeoutSettings } from './loop-settings.js';
@@ -43,10 +44,12 @@ import { executorSettings, loopSettings, ratioSettings, timeoutSettings } from '
 export interface ServiceDeps {
   config: ServiceConfig;
   store: Store;
-  /** Reads everything (the reader credential). */
+  /** Reads everything (the reader credential), including what the executor and prevention check before writing. */
   reader: CloudSession;
-  /** Live-migrates, aborts and writes ratios (the actuator credential). */
-  actuator: CloudSession;
+  /** Live-migrates, aborts and writes ratios (the actuator credential); null: nothing is ever written. */
+  actuator: Actuator | null;
+  /** Operator tasks' canaries (the tasks credential, in its own project); null when not configured. */
+  tasks?: CloudSession | null;
   clock: Clock;
   logger: Logger;
   recorder?: IncrementalOptions;
@@ -60,6 +63,20 @@ export interface ServiceCycleReport extends CycleReport {
   full: boolean;
   prevention: { aggregate: string; changes: number; pinned: number; dryRun: boolean }[];
 }
+
+/**
+ * Stands in for a missing actuator credential: every write is refused, so an executor that
+ * resumes an old execution or a prevention pass outside observe mode fails loudly, never
+ * writes with the reader.
+ */
+const refused = () =>
+  Promise.reject(new ActuatorError('refused', 'no actuator credential is configured (credentials.actuator)'));
+const noActuator: ExecutorWrites & RatioWritePort = {
+  kind: 'actuator',
+  liveMigrate: refused,
+  abortMigration: refused,
+  putInventory: refused,
+};
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -87,8 +104,12 @@ export class AicerineService {
   private lastShadow = 0;
   private wakeRequested = false;
   readonly cycles: ServiceCycleReport[] = [];
+  /** The session operator tasks create and delete canaries with; null when not configured. */
+  readonly tasks: CloudSession | null;
 
   constructor(private readonly deps: ServiceDeps) {
+    this.tasks = deps.tasks ?? null;
+    const writes = deps.actuator ?? noActuator;
     const { config, store, clock, logger } = deps;
     // The recorder dates snapshots and its changes-since on the service's clock, the one the
     // data-health gate judges them by (a virtual clock in replays, the wall clock in production).
@@ -99,7 +120,7 @@ export class AicerineService {
     const settings = resolveExecutorSettings(executorSettings(config));
     const executor = new Executor({
       journal: store,
-      cloud: new OpenStackExecutorCloud(deps.actuator.nova, deps.actuator.placement),
+      cloud: new OpenStackExecutorCloud(deps.reader, writes),
       clock,
       settings,
       slots: new MigrationSlots(settings.limits),
@@ -128,7 +149,8 @@ export class AicerineService {
       loopSettings(config, []),
     );
     this.writer = new RatioWriter({
-      placement: deps.actuator.placement,
+      placement: deps.reader.placement,
+      actuator: writes,
       sink: store.ratioSink,
       now: () => new Date(clock.now()),
     });

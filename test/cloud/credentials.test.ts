@@ -3,6 +3,7 @@ import {
   API_CALLS,
   accessRuleMatches,
   accessRules,
+  callRefusal,
   credentialCommands,
   policyRules,
   policyYaml,
@@ -34,6 +35,9 @@ describe('access rules', () => {
       path: '/resource_providers/*/inventories/*',
     });
     expect(actuator.some((r) => r.path.endsWith('/servers/detail'))).toBe(false);
+    // The actuator writes and nothing else: every read it depends on is the reader's.
+    expect(actuator.filter((r) => r.method === 'GET')).toEqual([]);
+    expect(actuator).toContainEqual({ service: 'compute', method: 'PUT', path: '/v2.1/os-services/*' });
     expect(new Set(actuator.map((r) => `${r.method} ${r.path}`)).size).toBe(actuator.length);
   });
 
@@ -72,16 +76,68 @@ describe('access rules', () => {
   });
 });
 
+describe('the calls a session of each kind may send', () => {
+  const nova = new URL('http://cloud:8774/v2.1');
+  const at = (path: string) => new URL(`http://cloud:8774${path}`);
+  it('let the reader read and refuse it any write', () => {
+    expect(callRefusal('reader', 'compute', 'GET', at('/v2.1/servers/detail'), nova)).toBeUndefined();
+    expect(callRefusal('reader', 'compute', 'GET', at('/v2.1/servers/abc'), nova)).toBeUndefined();
+    expect(callRefusal('reader', 'compute', 'POST', at('/v2.1/servers/abc/action'), nova)).toMatch(
+      /^is not meant for it \(the reader's compute calls: GET \/v2\.1\/os-services, /,
+    );
+  });
+  it('let the actuator write and refuse it any read', () => {
+    expect(callRefusal('actuator', 'compute', 'POST', at('/v2.1/servers/abc/action'), nova)).toBeUndefined();
+    expect(
+      callRefusal('actuator', 'compute', 'DELETE', at('/v2.1/servers/abc/migrations/3'), nova),
+    ).toBeUndefined();
+    expect(callRefusal('actuator', 'compute', 'GET', at('/v2.1/servers/abc'), nova)).toBeDefined();
+    expect(callRefusal('actuator', 'compute', 'GET', at('/v2.1/os-migrations'), nova)).toBeDefined();
+    const placement = new URL('http://cloud/placement');
+    expect(
+      callRefusal(
+        'actuator',
+        'placement',
+        'PUT',
+        new URL('http://cloud/placement/resource_providers/r/inventories/VCPU'),
+        placement,
+      ),
+    ).toBeUndefined();
+    expect(
+      callRefusal(
+        'actuator',
+        'placement',
+        'GET',
+        new URL('http://cloud/placement/resource_providers/r/inventories'),
+        placement,
+      ),
+    ).toBeDefined();
+    expect(
+      callRefusal(
+        'actuator',
+        'identity',
+        'GET',
+        new URL('http://cloud/identity/v3/users'),
+        new URL('http://cloud/identity'),
+      ),
+    ).toBe('makes no identity calls');
+  });
+});
+
 describe('policy.yaml and commands', () => {
   it('allow admin or the dedicated role on every policy the calls need', () => {
     const rules = policyRules({ reader: 'aic-r', actuator: 'aic-a' });
     expect(rules.nova?.['os_compute_api:os-migrate-server:migrate_live']).toBe('role:admin or role:aic-a');
-    expect(rules.nova?.['os_compute_api:os-migrations:index']).toBe('role:admin or role:aic-a or role:aic-r');
+    expect(rules.nova?.['os_compute_api:os-migrations:index']).toBe('role:admin or role:aic-r');
+    expect(rules.nova?.['os_compute_api:os-services:update']).toBe('role:admin or role:aic-a');
+    // Canaries pass the project-member defaults: no rule is written over them.
+    expect(rules.nova?.['os_compute_api:servers:create']).toBeUndefined();
     expect(rules.placement?.['placement:resource_providers:inventories:update']).toBe(
       'role:admin or role:aic-a',
     );
     const names = Object.values(rules).flatMap((r) => Object.keys(r));
     for (const c of API_CALLS) for (const p of c.policies) expect(names).toContain(p);
+    expect(API_CALLS.filter((c) => c.for === 'tasks').every((c) => c.policies.length === 0)).toBe(true);
     const yaml = policyYaml(rules.nova ?? {}, 'Nova');
     expect(yaml).toMatch(/^# Nova policy\.yaml additions/);
     expect(yaml).toContain('"os_compute_api:os-services:list": "role:admin or role:aic-r"');

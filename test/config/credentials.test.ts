@@ -15,18 +15,20 @@ afterAll(async () => {
 
 describe('credential references', () => {
   it('become openSession options', async () => {
-    expect(sessionSourceFor({ kind: 'environment' })).toEqual({});
-    expect(sessionSourceFor({ kind: 'clouds-yaml', cloud: 'prod' })).toEqual({ load: { cloud: 'prod' } });
+    expect(await sessionSourceFor({ kind: 'environment' })).toEqual({});
+    expect(await sessionSourceFor({ kind: 'clouds-yaml', cloud: 'prod' })).toEqual({
+      load: { cloud: 'prod' },
+    });
     const { config } = await parseServiceConfig(
       {
         allowInlineSecrets: true,
-        openstack: {
+        credentials: {
           reader: { inline: { auth: { auth_url: 'https://k/v3', token: 't' }, auth_type: 'token' } },
         },
       },
       { baseDir: dir },
     );
-    expect(sessionSourceFor(config.openstack.reader)).toMatchObject({
+    expect(await sessionSourceFor(config.credentials.reader)).toMatchObject({
       config: { method: 'token', auth: { authUrl: 'https://k/v3', token: 't' } },
     });
   });

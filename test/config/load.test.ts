@@ -29,7 +29,7 @@ async function problems(doc: unknown): Promise<string[]> {
 describe('parseServiceConfig: defaults', () => {
   it('an empty file is a service that observes everything, with documented defaults', async () => {
     const { config } = await parse(null);
-    expect(config.openstack).toEqual({ reader: { kind: 'environment' }, actuator: null });
+    expect(config.credentials).toEqual({ reader: { kind: 'environment' }, actuator: null, tasks: null });
     expect(config.store).toEqual({ kind: 'sqlite', path: '/etc/aicerine/aicerine.sqlite' });
     expect(config.cycleIntervalMs).toBe(300_000);
     expect(config.budgets).toEqual({ perCycle: null, perDay: null });
@@ -116,7 +116,7 @@ describe('parseServiceConfig: every problem names the file, the key, the value a
       'aicerine.yaml: budget: unknown key (did you mean "budgets"?)',
       'aicerine.yaml: cycleIntervall: unknown key (did you mean "cycleInterval"?)',
       expect.stringMatching(
-        /^aicerine.yaml: zzzzzz: unknown key \(expected one of allowInlineSecrets, openstack, /,
+        /^aicerine.yaml: zzzzzz: unknown key \(expected one of allowInlineSecrets, credentials, openstack, /,
       ),
     ]);
   });
@@ -172,7 +172,7 @@ describe('parseServiceConfig: every problem names the file, the key, the value a
       'aicerine.yaml: aggregates.gold.vcpuRatio.restoreBelow: must be below lowerAbove (0.1), or the ratio would flap, got 0.2',
       'aicerine.yaml: aggregates.gold.vcpuRatio: floor 4 and target 2 must lie within ratioBounds.VCPU [1, 1.5]',
       'aicerine.yaml: aggregates.gold.migrationTimeout.floor: above migrationTimeout.ceiling (2h), got "3h"',
-      'aicerine.yaml: aggregates.gold.mode: needs openstack.actuator, the credential that live-migrates (it may name the same cloud as the reader), got "active"',
+      'aicerine.yaml: aggregates.gold.mode: needs credentials.actuator, the credential that live-migrates (it may name the same cloud as the reader), got "active"',
     ]);
   });
 
@@ -239,22 +239,73 @@ describe('credentials and secrets', () => {
   };
 
   it('credentials are references; inline secrets need allowInlineSecrets', async () => {
-    const { config } = await parse({ openstack: { reader: { cloud: 'r' }, actuator: { cloud: 'a' } } });
-    expect(config.openstack).toEqual({
+    const { config } = await parse({
+      credentials: { reader: { cloud: 'r' }, actuator: { cloud: 'a' }, tasks: { cloud: 't' } },
+    });
+    expect(config.credentials).toEqual({
       reader: { kind: 'clouds-yaml', cloud: 'r' },
       actuator: { kind: 'clouds-yaml', cloud: 'a' },
+      tasks: { kind: 'clouds-yaml', cloud: 't' },
     });
-    expect(await problems({ openstack: { reader: { inline } } })).toEqual([
-      'aicerine.yaml: openstack.reader.inline: holds secrets in this file: name a clouds.yaml cloud instead (secure.yaml keeps its secrets), or set allowInlineSecrets: true',
+    expect(await problems({ credentials: { reader: { inline } } })).toEqual([
+      'aicerine.yaml: credentials.reader.inline: holds secrets in this file: name a clouds.yaml cloud instead (secure.yaml keeps its secrets), or set allowInlineSecrets: true',
     ]);
-    const ok = await parse({ allowInlineSecrets: true, openstack: { reader: { inline } } });
-    expect(ok.config.openstack.reader).toMatchObject({
+    const ok = await parse({ allowInlineSecrets: true, credentials: { reader: { inline } } });
+    expect(ok.config.credentials.reader).toMatchObject({
       kind: 'inline',
       config: { method: 'application-credential' },
     });
-    expect(await problems({ openstack: { reader: { cloud: 'r', inline } } })).toEqual([
-      'aicerine.yaml: openstack.reader: give cloud or inline, not both, got a mapping of keys',
+    expect(await problems({ credentials: { reader: { cloud: 'r', inline } } })).toEqual([
+      'aicerine.yaml: credentials.reader: give one of cloud, applicationCredential or inline, got a mapping of keys',
     ]);
+  });
+
+  it('an application credential by reference: its id in the file, its secret in a file or a variable', async () => {
+    const ac = { authUrl: 'https://keystone.example.com/v3', id: 'a1b2' };
+    const { config } = await parse({
+      credentials: {
+        reader: { applicationCredential: { ...ac, secretEnv: 'READER_SECRET' } },
+        actuator: {
+          applicationCredential: { ...ac, id: 'c3d4', secretFile: 'actuator.secret', interface: 'internal' },
+        },
+      },
+    });
+    expect(config.credentials.reader).toMatchObject({
+      kind: 'application-credential',
+      id: 'a1b2',
+      secret: { kind: 'env', variable: 'READER_SECRET' },
+      interface: null,
+    });
+    expect(config.credentials.actuator).toMatchObject({
+      kind: 'application-credential',
+      id: 'c3d4',
+      secret: { kind: 'file', path: '/etc/aicerine/actuator.secret' },
+      interface: 'internal',
+    });
+    expect(
+      await problems({ credentials: { reader: { applicationCredential: { ...ac, secret: 'x' } } } }),
+    ).toEqual([
+      'aicerine.yaml: credentials.reader.applicationCredential.secret: holds a secret in this file: use secretFile or secretEnv, or set allowInlineSecrets: true, got "(a secret)"',
+    ]);
+    expect(await problems({ credentials: { reader: { applicationCredential: ac } } })).toEqual([
+      'aicerine.yaml: credentials.reader.applicationCredential: give the secret one way: secretFile, secretEnv or (with allowInlineSecrets) secret',
+    ]);
+    const inline = await parse({
+      allowInlineSecrets: true,
+      credentials: { reader: { applicationCredential: { ...ac, secret: 'x' } } },
+    });
+    expect(inline.config.credentials.reader).toMatchObject({ secret: { kind: 'inline', value: 'x' } });
+  });
+
+  it('openstack: is still read as the former name of credentials:, with a warning', async () => {
+    const { config, warnings } = await parse({
+      openstack: { reader: { cloud: 'r' }, actuator: { cloud: 'a' } },
+    });
+    expect(config.credentials.actuator).toEqual({ kind: 'clouds-yaml', cloud: 'a' });
+    expect(warnings).toContain('aicerine.yaml: openstack: is the former name of credentials: (rename it)');
+    expect(
+      await problems({ openstack: { reader: { cloud: 'r' } }, credentials: { reader: { cloud: 'r' } } }),
+    ).toEqual(['aicerine.yaml: openstack: give credentials only (openstack is its former name)']);
   });
 
   it('store URLs: SQLite paths, MariaDB over TCP or a socket, passwords never inline by default', async () => {
@@ -318,16 +369,37 @@ describe('credentials and secrets', () => {
 });
 
 describe('loadServiceConfig', () => {
-  it('warns when the file is readable by other users', async () => {
+  it('warns when the file is readable by its group or other users, saying which file and which mode', async () => {
     const f = join(dir, 'aicerine.yaml');
     await writeFile(f, 'cycleInterval: 1m\n');
     await chmod(f, 0o644);
     const loose = await loadServiceConfig(f);
     expect(loose.config.cycleIntervalMs).toBe(60_000);
     expect(loose.warnings).toEqual([
-      `${f} is readable by other users (mode 644); it names the credentials and the store: chmod 640 ${f}`,
+      `${f} is readable by its group and every user (mode 644); it names the credentials and the store: chmod 600 ${f}`,
     ]);
     await chmod(f, 0o640);
+    expect((await loadServiceConfig(f)).warnings).toEqual([
+      `${f} is readable by its group (mode 640); it names the credentials and the store: chmod 600 ${f}`,
+    ]);
+    await chmod(f, 0o600);
+    expect((await loadServiceConfig(f)).warnings).toEqual([]);
+  });
+
+  it('warns about a secret file others can read', async () => {
+    const f = join(dir, 'with-secret.yaml');
+    const secret = join(dir, 'actuator.secret');
+    await writeFile(secret, 'not-really\n');
+    await chmod(secret, 0o644);
+    await writeFile(
+      f,
+      'credentials:\n  actuator:\n    applicationCredential: { authUrl: "https://k/v3", id: a1, secretFile: actuator.secret }\n',
+    );
+    await chmod(f, 0o600);
+    expect((await loadServiceConfig(f)).warnings).toEqual([
+      `${secret} (credentials.actuator.applicationCredential.secretFile) holds a secret and is readable by every user (mode 644): chmod 600 ${secret}`,
+    ]);
+    await chmod(secret, 0o600);
     expect((await loadServiceConfig(f)).warnings).toEqual([]);
   });
 

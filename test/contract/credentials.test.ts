@@ -67,12 +67,13 @@ describe('generated access rules', () => {
     expect((await w.session.nova.getServer(w.servers.c.id)).host).toBe(w.servers.c.host);
   });
 
-  it('let the actuator migrate and follow, and refuse it the server list', async () => {
+  it('let the actuator migrate (the reader follows), and refuse it every read', async () => {
     const actuator = await credential('actuator');
+    const reader = await credential('reader');
     const since = new Date();
     const to = w.servers.c.host === w.hosts[2] ? w.hosts[0] : w.hosts[2];
     await actuator.nova.liveMigrate(w.servers.c.id, to);
-    const m = await actuator.nova.followLiveMigration(w.servers.c.id, {
+    const m = await reader.nova.followLiveMigration(w.servers.c.id, {
       since,
       pollMs: 250,
       timeoutMs: 120_000,
@@ -81,5 +82,9 @@ describe('generated access rules', () => {
     w.servers.c.host = to;
     const list = await actuator.nova.listServers().catch((e: unknown) => e);
     expect(isCloudError(list, 'auth')).toBe(true);
+    const follow = await actuator.nova.listMigrations({ serverId: w.servers.c.id }).catch((e: unknown) => e);
+    expect(isCloudError(follow, 'auth')).toBe(true);
+    const inventories = await actuator.placement.listResourceProviders().catch((e: unknown) => e);
+    expect(isCloudError(inventories, 'auth')).toBe(true);
   });
 });

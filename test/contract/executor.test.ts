@@ -2,6 +2,8 @@
 // AICERINE_CONTRACT_TARGET=lab (`npm run test:lab`). A live migration, the abort of a held one,
 // an injected failure retried then quarantined: the same expectations on both clouds.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Actuator } from '../../src/cloud/actuator.js';
+import { type CloudSession, openSession } from '../../src/cloud/session.js';
 import { Executor } from '../../src/executor/index.js';
 import type { PlannedMove } from '../../src/executor/journal.js';
 import { MemoryJournal } from '../../src/executor/memory-journal.js';
@@ -12,8 +14,17 @@ import { MigrationSlots } from '../../src/executor/slots.js';
 import { openWorld, type World } from './world.js';
 
 let w: World;
+let reader: CloudSession;
+let actuator: Actuator;
 beforeAll(async () => {
   w = await openWorld();
+  // The same cloud account, opened for each role: reads go through the reader, writes through the
+  // actuator, and either refuses the other's calls before sending.
+  reader = await openSession({
+    config: w.session.config,
+    credential: { kind: 'reader', label: 'reader (contract)' },
+  });
+  actuator = await Actuator.open({ config: w.session.config, credential: { label: 'actuator (contract)' } });
 }, 300_000);
 afterAll(async () => {
   await w?.close();
@@ -24,7 +35,7 @@ function executor(settings: ExecutorSettingsInput, timeoutSeconds = 300) {
   const quarantined: QuarantineEntry[] = [];
   const ex = new Executor({
     journal: new MemoryJournal(),
-    cloud: new OpenStackExecutorCloud(w.session.nova, w.session.placement),
+    cloud: new OpenStackExecutorCloud(reader, actuator),
     clock: systemClock,
     settings: resolved,
     slots: new MigrationSlots(resolved.limits),

@@ -1,6 +1,8 @@
 // A simulated cloud served over HTTP, the real OpenStack clients on it, and an executor wired to
 // both with an in-memory journal and recording sinks. Time is the simulator's virtual clock; the
 // executor's waits are shortened by the simulator's speed.
+
+import { Actuator } from '../../src/cloud/actuator.js';
 import { openSession } from '../../src/cloud/session.js';
 import { Executor, type ExecutorDeps } from '../../src/executor/index.js';
 import type { ExecutionJournal, PlannedMove } from '../../src/executor/journal.js';
@@ -113,16 +115,20 @@ export async function openWorld(snap: Snapshot, opts: WorldOptions = {}): Promis
     ...(opts.timing ? { timing: opts.timing } : {}),
   });
   const sim = await startSimServer({ cloud, password: 'secret', faultSeed: opts.faultSeed ?? 1 });
-  const session = await openSession({
+  const common = {
     config: simAdminConfig(sim.authUrl, 'secret', 'executor test (simulator)'),
     timeoutMs: opts.timeoutMs ?? 5000,
     retry: { maxRetries: 3, initialDelayMs: 10, maxDelayMs: 100 },
     breaker: { consecutiveFailures: 1000, halfOpenAfterMs: 100 },
-  });
+  };
+  // Opened for their roles, so every executor test also proves that it reads with the reader
+  // and writes with the actuator only.
+  const reader = await openSession({ ...common, credential: { kind: 'reader', label: 'reader (test)' } });
+  const actuator = await Actuator.open({ ...common, credential: { label: 'actuator (test)' } });
   return {
     cloud,
     sim,
-    executorCloud: new OpenStackExecutorCloud(session.nova, session.placement),
+    executorCloud: new OpenStackExecutorCloud(reader, actuator),
     clock: simClock(cloud, speed),
     speed,
     close: () => sim.close(),

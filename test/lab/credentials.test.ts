@@ -88,16 +88,19 @@ describe('application credentials with the generated access rules', () => {
     expect((await admin.nova.getServer(vm.id)).host).toBe('compute1');
   });
 
-  it('lets the actuator live-migrate and follow, and refuses it the reads of a recorder', async () => {
+  it('lets the actuator live-migrate (the reader follows), and refuses it every read', async () => {
     const actuator = await createCredential('actuator');
+    const reader = await createCredential('reader');
     const vm = (await admin.nova.listServers()).find((x) => x.name === `${P}-vm`);
     if (!vm) throw new Error('test server missing');
     const since = new Date();
     await actuator.nova.liveMigrate(vm.id, 'compute2');
-    const m = await actuator.nova.followLiveMigration(vm.id, { since, pollMs: 500, timeoutMs: 90_000 });
+    const m = await reader.nova.followLiveMigration(vm.id, { since, pollMs: 500, timeoutMs: 90_000 });
     expect(m.status).toBe('completed');
     const list = await actuator.nova.listServers().catch((e: unknown) => e);
     expect(isCloudError(list, 'auth')).toBe(true);
+    const follow = await actuator.nova.listMigrations({ serverId: vm.id }).catch((e: unknown) => e);
+    expect(isCloudError(follow, 'auth')).toBe(true);
     const rps = await actuator.placement.listResourceProviders().catch((e: unknown) => e);
     expect(isCloudError(rps, 'auth')).toBe(true);
   });

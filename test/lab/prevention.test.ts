@@ -2,6 +2,7 @@
 // read for the usage guard, and a ratio changed behind our back by a second client detected and
 // the host pinned. Every ratio touched is put back.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Actuator } from '../../src/cloud/actuator.js';
 import type { ResourceProvider } from '../../src/cloud/openstack/placement.js';
 import type { CloudSession } from '../../src/cloud/session.js';
 import type { RatioDecision } from '../../src/prevention/decide.js';
@@ -46,7 +47,8 @@ const decision = (from: number, to: number): RatioDecision => ({
 describe('VCPU ratio prevention against the lab', () => {
   it('writes a ratio that reads back, refuses one the allocations would not fit, and pins a host whose ratio someone else rewrote', async () => {
     const sink = new InMemoryRatioChangeSink();
-    const writer = new RatioWriter({ placement: s.placement, sink, now: () => new Date() });
+    const actuator = await Actuator.open({ config: s.config, credential: { label: 'actuator (lab test)' } });
+    const writer = new RatioWriter({ placement: s.placement, actuator, sink, now: () => new Date() });
 
     const written = await writer.apply(decision(original, 3.5), 'lab');
     expect(written.outcome).toBe('written');

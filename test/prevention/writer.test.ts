@@ -9,7 +9,7 @@ import { decideRatios } from '../../src/prevention/decide.js';
 import { hostRatioStates } from '../../src/prevention/observe.js';
 import { defaultRatioSettings } from '../../src/prevention/settings.js';
 import { InMemoryRatioChangeSink } from '../../src/prevention/sink.js';
-import { RatioWriter } from '../../src/prevention/writer.js';
+import { type RatioWritePort, RatioWriter } from '../../src/prevention/writer.js';
 import { type SimSession, startSimSession } from '../fixtures/sim-session.js';
 import { host, server, snapshot } from '../sim/fixtures.js';
 
@@ -32,7 +32,7 @@ let sink: InMemoryRatioChangeSink;
 let writer: RatioWriter;
 beforeEach(() => {
   sink = new InMemoryRatioChangeSink();
-  writer = new RatioWriter({ placement: w.session.placement, sink, now: w.now });
+  writer = new RatioWriter({ placement: w.session.placement, actuator: w.actuator, sink, now: w.now });
 });
 
 const ratioOf = async (h: string) =>
@@ -64,29 +64,35 @@ describe('writing VCPU allocation ratios', () => {
     expect((await writer.apply(lower('c2', 3.5, 4), 'gold')).outcome).toBe('written');
   });
 
+  /** The actuator with `before` run ahead of its first PUT: someone else writing in between. */
+  const interfering = (before: () => Promise<unknown>): RatioWritePort & { interfered: number } => {
+    const port = {
+      kind: 'actuator' as const,
+      interfered: 0,
+      putInventory: async (...args: Parameters<RatioWritePort['putInventory']>) => {
+        if (port.interfered === 0) {
+          port.interfered++;
+          await before();
+        }
+        return w.actuator.putInventory(...args);
+      },
+    };
+    return port;
+  };
+
   it('re-reads and writes again after a 409 when only the generation moved', async () => {
     const placement = w.session.placement;
-    const client = placement.client;
-    const send = client.request.bind(client);
-    let interfered = 0;
-    client.request = async (req) => {
-      if (req.method === 'PUT' && interfered === 0) {
-        interfered++;
-        // Another writer (nova-compute's periodic update) bumps the generation in between.
-        await placement.updateInventory(rp.c3 as string, 'MEMORY_MB', (inv) => ({
-          ...inv,
-          reserved: inv.reserved + 1,
-        }));
-      }
-      return send(req);
-    };
-    try {
-      const r = await writer.apply(lower('c3', 4, 3), 'gold');
-      expect(r.outcome).toBe('written');
-    } finally {
-      client.request = send;
-    }
-    expect(interfered).toBe(1);
+    // Another writer (nova-compute's periodic update) bumps the generation in between.
+    const actuator = interfering(() =>
+      placement.updateInventory(rp.c3 as string, 'MEMORY_MB', (inv) => ({
+        ...inv,
+        reserved: inv.reserved + 1,
+      })),
+    );
+    const racing = new RatioWriter({ placement, actuator, sink, now: w.now });
+    const r = await racing.apply(lower('c3', 4, 3), 'gold');
+    expect(r.outcome).toBe('written');
+    expect(actuator.interfered).toBe(1);
     expect(await ratioOf('c3')).toBe(3);
   });
 
@@ -104,23 +110,11 @@ describe('writing VCPU allocation ratios', () => {
       at: w.now().toISOString(),
     });
     const placement = w.session.placement;
-    const client = placement.client;
-    const send = client.request.bind(client);
-    let interfered = false;
-    client.request = async (req) => {
-      if (req.method === 'PUT' && !interfered) {
-        interfered = true;
-        await placement.setAllocationRatio(rp.c3 as string, 'VCPU', 5);
-      }
-      return send(req);
-    };
-    try {
-      const r = await writer.apply(lower('c3', 3, 2.5), 'gold');
-      expect(r.outcome).toBe('overwritten');
-      expect(r.found).toBe(5);
-    } finally {
-      client.request = send;
-    }
+    const actuator = interfering(() => placement.setAllocationRatio(rp.c3 as string, 'VCPU', 5));
+    const racing = new RatioWriter({ placement, actuator, sink, now: w.now });
+    const r = await racing.apply(lower('c3', 3, 2.5), 'gold');
+    expect(r.outcome).toBe('overwritten');
+    expect(r.found).toBe(5);
     expect(await ratioOf('c3')).toBe(5);
     expect((await sink.pinned()).get('c3')).toMatchObject({ expected: 3, found: 5 });
     expect(sink.records.at(-1)).toMatchObject({ state: 'abandoned', to: 2.5 });
@@ -340,19 +334,20 @@ describe('writing VCPU allocation ratios', () => {
   });
 
   it('a PUT that happened but whose answer was lost is recorded abandoned and not taken for an overwrite later', async () => {
-    const client = w.session.placement.client;
-    const send = client.request.bind(client);
-    client.request = async (req) => {
-      const res = await send(req);
-      if (req.method === 'PUT') throw new Error('connection reset after the request was sent');
-      return res;
+    const lossy: RatioWritePort = {
+      kind: 'actuator',
+      putInventory: async (...args) => {
+        await w.actuator.putInventory(...args);
+        throw new Error('connection reset after the request was sent');
+      },
     };
-    try {
-      const r = await writer.apply(lower('c4', 4, 3.75), 'gold');
-      expect(r.outcome).toBe('failed');
-    } finally {
-      client.request = send;
-    }
+    const r = await new RatioWriter({
+      placement: w.session.placement,
+      actuator: lossy,
+      sink,
+      now: w.now,
+    }).apply(lower('c4', 4, 3.75), 'gold');
+    expect(r.outcome).toBe('failed');
     expect(await ratioOf('c4')).toBe(3.75);
     expect(sink.records.at(-1)?.state).toBe('abandoned');
     expect(await writer.detectOverwrites([{ host: 'c4', rpUuid: rp.c4 as string, ratio: 3.75 }])).toEqual([]);

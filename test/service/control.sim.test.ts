@@ -2,11 +2,13 @@
 // the store (a restarted service still honours them), an operator's abort that stops what is not
 // issued yet and aborts the migrations in flight in Nova, and the API `serve` starts next to the
 // loop (host figures from the loop's snapshot, pauses, metrics fed by cycles).
+
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApiLogger } from '../../src/api/logger.js';
+import { Actuator } from '../../src/cloud/actuator.js';
 import { silentLogger } from '../../src/cloud/log.js';
 import { type CloudSession, openSession } from '../../src/cloud/session.js';
 import { parseServiceConfig } from '../../src/config/load.js';
@@ -119,11 +121,12 @@ async function rig(doc: Record<string, unknown>, timing: Partial<SimTiming> = {}
 
 async function open(config: ServiceConfig, dir: string, session: CloudSession, cloud: SimCloud) {
   const store = await openStore({ kind: 'sqlite', path: join(dir, 'aicerine.db') });
+  const actuator = await Actuator.open({ config: session.config, credential: { label: 'actuator (test)' } });
   const service = new AicerineService({
     config,
     store,
     reader: session,
-    actuator: session,
+    actuator,
     clock: {
       now: () => cloud.clock.nowMs(),
       sleep: (ms) => new Promise((res) => setTimeout(res, Math.max(0, ms / SPEED))),

@@ -4,10 +4,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { Actuator } from '../../src/cloud/actuator.js';
 import { silentLogger } from '../../src/cloud/log.js';
 import { openSession } from '../../src/cloud/session.js';
 import { parseServiceConfig } from '../../src/config/load.js';
 import type { Host, Server, Snapshot } from '../../src/model/snapshot.js';
+import { auditCalls } from '../../src/service/call-audit.js';
 import { AicerineService } from '../../src/service/service.js';
 import { SimClock } from '../../src/sim/clock.js';
 import { simAdminConfig } from '../../src/sim/connect-info.js';
@@ -89,24 +91,32 @@ async function rig(doc: Record<string, unknown>): Promise<Rig> {
   const dir = await mkdtemp(join(tmpdir(), 'aic-serve-'));
   const { config } = await parseServiceConfig(
     {
-      openstack: { reader: { cloud: 'unused' }, actuator: { cloud: 'unused' } },
+      credentials: { reader: { cloud: 'unused' }, actuator: { cloud: 'unused' } },
       store: { url: 'sqlite:aicerine.db' },
       cycleInterval: '1m',
       ...doc,
     },
     { baseDir: dir },
   );
-  const session = await openSession({
+  const common = {
     config: simAdminConfig(sim.authUrl, 'secret', 'service test (simulator)'),
-    prometheusUrl: `${sim.url}${PROMETHEUS_PREFIX}`,
     retry: { maxRetries: 3, initialDelayMs: 10, maxDelayMs: 100 },
-  });
+  };
   const store = await openStore({ kind: 'sqlite', path: join(dir, 'aicerine.db') });
+  const session = await openSession({
+    ...common,
+    prometheusUrl: `${sim.url}${PROMETHEUS_PREFIX}`,
+    credential: { kind: 'reader', label: 'reader (test)' },
+  });
+  const actuator = await Actuator.open({
+    ...common,
+    credential: { label: 'actuator (test)', observe: auditCalls(store.audit, silentLogger) },
+  });
   const service = new AicerineService({
     config,
     store,
     reader: session,
-    actuator: session,
+    actuator,
     clock: {
       now: () => cloud.clock.nowMs(),
       sleep: (ms) => new Promise((r) => setTimeout(r, Math.max(0, ms / SPEED))),

@@ -1,6 +1,7 @@
 // The whole product for the dashboard tests: the simulator (Keystone, Nova, Placement,
 // Prometheus over HTTP, its clock sped up), the service running cycles on that clock with an
 // SQLite store, its API with the built dashboard, and headless Chromium (Debian's) to look at it.
+
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -9,6 +10,7 @@ import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { createApiLogger } from '../../src/api/logger.js';
 import { defaultWebRoot } from '../../src/api/routes/web.js';
+import { Actuator } from '../../src/cloud/actuator.js';
 import { silentLogger } from '../../src/cloud/log.js';
 import { openSession } from '../../src/cloud/session.js';
 import { parseServiceConfig } from '../../src/config/load.js';
@@ -125,11 +127,12 @@ export async function startRig(opts: { auth: boolean }): Promise<Rig> {
     retry: { maxRetries: 3, initialDelayMs: 10, maxDelayMs: 100 },
   });
   const store = await openStore({ kind: 'sqlite', path: join(dir, 'aicerine.db') });
+  const actuator = await Actuator.open({ config: session.config, credential: { label: 'actuator (test)' } });
   const service = new AicerineService({
     config,
     store,
     reader: session,
-    actuator: session,
+    actuator,
     clock: {
       now: () => cloud.clock.nowMs(),
       sleep: (ms) => new Promise((r) => setTimeout(r, Math.max(0, ms / SPEED))),

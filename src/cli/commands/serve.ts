@@ -45,6 +45,7 @@ export function register(program: Command): void {
         store: parts.store,
         reader: parts.reader,
         actuator: parts.actuator,
+        tasks: parts.tasks,
         clock: systemClock,
         logger,
         recorder: parts.recorder,

@@ -14,6 +14,36 @@ export interface TokenInfo {
   roles: string[];
   /** Set when the token came from an application credential with access rules. */
   applicationCredentialId: string | undefined;
+  /** The application credential behind the token, as Keystone describes it in the token. */
+  applicationCredential: TokenAppCredential | undefined;
+}
+
+export interface TokenAppCredential {
+  id: string;
+  name: string;
+  /** false: an unrestricted credential, which may create more credentials and trusts. */
+  restricted: boolean;
+  /** Empty: no access rules, every call its roles allow. */
+  accessRules: { service: string; method: string; path: string }[];
+}
+
+function tokenAppCredential(v: unknown): TokenAppCredential | undefined {
+  if (!v || typeof v !== 'object') return undefined;
+  const r = v as Record<string, unknown>;
+  if (typeof r.id !== 'string') return undefined;
+  const rules = Array.isArray(r.access_rules) ? r.access_rules : [];
+  return {
+    id: r.id,
+    name: typeof r.name === 'string' ? r.name : '',
+    restricted: r.restricted !== false,
+    accessRules: rules.flatMap((x) => {
+      if (!x || typeof x !== 'object') return [];
+      const a = x as Record<string, unknown>;
+      return typeof a.service === 'string' && typeof a.method === 'string' && typeof a.path === 'string'
+        ? [{ service: a.service, method: a.method.toUpperCase(), path: a.path }]
+        : [];
+    }),
+  };
 }
 
 function identityUrl(authUrl: string): string {
@@ -144,6 +174,7 @@ export async function authenticate(cfg: CloudConfig, http: HttpTransport): Promi
   const user = t.user as { id?: string } | undefined;
   const project = t.project as { id?: string } | undefined;
   const appCred = t.application_credential as { id?: string } | undefined;
+  const applicationCredential = tokenAppCredential(t.application_credential);
   return {
     token,
     expiresAt: new Date(t.expires_at),
@@ -152,6 +183,7 @@ export async function authenticate(cfg: CloudConfig, http: HttpTransport): Promi
     projectId: project?.id,
     roles,
     applicationCredentialId: appCred?.id,
+    applicationCredential,
   };
 }
 

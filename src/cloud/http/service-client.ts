@@ -20,6 +20,30 @@ export interface ServiceRequest {
   accept?: number[];
 }
 
+/** One request made with a credential, as the audit log and the HTTP log record it (no secrets). */
+export interface CallRecord {
+  /** Which credential made it (its kind and where it comes from, never its secret). */
+  credential: string;
+  service: string;
+  method: string;
+  /** URL path without the query string. */
+  path: string;
+  /** The HTTP status; undefined when no answer came (timeout, unreachable). */
+  status: number | undefined;
+  requestId: string | undefined;
+  ms: number;
+}
+
+/** What a session allows its clients to send, and who hears about what was sent. */
+export interface RequestPolicy {
+  /** The credential's label in CallRecords and refusals. */
+  credential: string;
+  /** A reason to refuse an authenticated request before it is sent; undefined lets it through. */
+  refuse?(service: string, method: string, url: URL, endpoint: URL): string | undefined;
+  /** Called after every authenticated request with what came back; awaited, never throws into the caller. */
+  observe?(call: CallRecord): Promise<void> | void;
+}
+
 export function buildUrl(base: string, path: string, query?: Query): string {
   const url = new URL(/^https?:\/\//.test(path) ? path : `${base}${path.startsWith('/') ? '' : '/'}${path}`);
   for (const [k, v] of Object.entries(query ?? {})) {
@@ -64,6 +88,7 @@ export class ServiceClient {
     private readonly defaultHeaders: () => Record<string, string> = () => ({}),
     /** A fixed endpoint instead of the catalog's (tests, or an operator override). */
     private readonly endpointOverride?: string,
+    private readonly policy?: RequestPolicy,
   ) {}
 
   async endpoint(): Promise<string> {
@@ -72,18 +97,47 @@ export class ServiceClient {
   }
 
   async request(req: ServiceRequest): Promise<HttpResponse> {
-    const url = buildUrl(await this.endpoint(), req.path, req.query);
+    const endpoint = await this.endpoint();
+    const url = buildUrl(endpoint, req.path, req.query);
+    const policy = req.auth === false ? undefined : this.policy;
+    const refusal = policy?.refuse?.(
+      this.serviceType,
+      req.method.toUpperCase(),
+      new URL(url),
+      new URL(endpoint),
+    );
+    if (policy && refusal !== undefined) {
+      throw new CloudError(
+        'not-allowed',
+        `${this.serviceType}: ${req.method} ${new URL(url).pathname} not sent: the ${policy.credential} credential ${refusal}`,
+        {
+          fix: 'Use the credential meant for this call; a new call belongs in API_CALLS (src/cloud/credentials.ts), which also generates the access rules',
+        },
+      );
+    }
     let reauthed = false;
     for (;;) {
       const tok = req.auth === false ? undefined : await this.auth.token();
-      const res = await this.http.send({
-        method: req.method,
-        url,
-        service: this.serviceType,
-        headers: { ...(tok ? { 'X-Auth-Token': tok.token } : {}), ...this.defaultHeaders(), ...req.headers },
-        ...(req.body === undefined ? {} : { body: req.body }),
-        ...(req.idempotent === undefined ? {} : { idempotent: req.idempotent }),
-      });
+      const started = Date.now();
+      let res: HttpResponse;
+      try {
+        res = await this.http.send({
+          method: req.method,
+          url,
+          service: this.serviceType,
+          headers: {
+            ...(tok ? { 'X-Auth-Token': tok.token } : {}),
+            ...this.defaultHeaders(),
+            ...req.headers,
+          },
+          ...(req.body === undefined ? {} : { body: req.body }),
+          ...(req.idempotent === undefined ? {} : { idempotent: req.idempotent }),
+        });
+      } catch (e) {
+        await this.observe(policy, req.method, url, undefined, undefined, started);
+        throw e;
+      }
+      await this.observe(policy, req.method, url, res.status, res.requestId, started);
       if (res.status === 401 && tok && !reauthed) {
         // The token may have been revoked or expired early: one fresh token, never a loop.
         this.auth.invalidate(tok.token);
@@ -92,6 +146,30 @@ export class ServiceClient {
       }
       if ((res.status >= 200 && res.status < 300) || req.accept?.includes(res.status)) return res;
       throw this.toError(req, res);
+    }
+  }
+
+  private async observe(
+    policy: RequestPolicy | undefined,
+    method: string,
+    url: string,
+    status: number | undefined,
+    requestId: string | undefined,
+    started: number,
+  ): Promise<void> {
+    if (!policy?.observe) return;
+    try {
+      await policy.observe({
+        credential: policy.credential,
+        service: this.serviceType,
+        method: method.toUpperCase(),
+        path: new URL(url).pathname,
+        status,
+        requestId,
+        ms: Date.now() - started,
+      });
+    } catch {
+      // The observer (an audit write) failing must not turn a call that happened into one that did not.
     }
   }
 

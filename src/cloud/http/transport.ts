@@ -48,6 +48,8 @@ export interface TransportOptions {
   breaker?: BreakerSettings;
   logger?: Logger;
   stats?: CallStats;
+  /** The credential these requests are made with, in each log line (its kind and source, no secret). */
+  credential?: string;
 }
 
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS']);
@@ -79,9 +81,11 @@ export class HttpTransport {
   private readonly breakerSettings: BreakerSettings;
   private readonly breakers = new Map<string, CircuitBreakerPolicy>();
   private readonly dispatcher: Dispatcher | undefined;
+  private readonly credential: string | undefined;
 
   constructor(opts: TransportOptions = {}) {
     this.stats = opts.stats ?? new CallStats();
+    this.credential = opts.credential;
     this.logger = opts.logger ?? silentLogger;
     this.timeoutMs = opts.timeoutMs ?? 30_000;
     this.retrySettings = opts.retry ?? DEFAULT_RETRY;
@@ -180,7 +184,12 @@ export class HttpTransport {
       const detail = timedOut
         ? `no answer within ${req.timeoutMs ?? this.timeoutMs} ms`
         : (err.cause?.code ?? err.code ?? err.cause?.message ?? err.message);
-      this.logger.warn(`${req.method} ${logUrl(req.url)} failed`, { requestId, attempt, detail });
+      this.logger.warn(`${req.method} ${logUrl(req.url)} failed`, {
+        requestId,
+        attempt,
+        detail,
+        ...(this.credential ? { credential: this.credential } : {}),
+      });
       throw new TransientFailure(
         detail,
         new CloudError(
@@ -206,6 +215,7 @@ export class HttpTransport {
       answerId,
       attempt,
       ms: Date.now() - started,
+      ...(this.credential ? { credential: this.credential } : {}),
     });
     return {
       status: res.statusCode,

@@ -426,6 +426,26 @@ export class NovaClient {
     });
   }
 
+  /** Cold migration (resize to the same flavor); `host` needs 2.56+. The server ends in VERIFY_RESIZE. */
+  async coldMigrate(serverId: string, host?: string): Promise<void> {
+    await this.client.request({
+      method: 'POST',
+      path: `/servers/${encodeURIComponent(serverId)}/action`,
+      headers: await this.headers(),
+      body: { migrate: host === undefined ? null : { host } },
+    });
+  }
+
+  /** Confirms a cold migration that left the server in VERIFY_RESIZE. */
+  async confirmResize(serverId: string): Promise<void> {
+    await this.client.request({
+      method: 'POST',
+      path: `/servers/${encodeURIComponent(serverId)}/action`,
+      headers: await this.headers(),
+      body: { confirmResize: null },
+    });
+  }
+
   /** The newest live migration of a server created at or after `since`, if any. */
   async latestLiveMigration(serverId: string, since?: Date): Promise<NovaMigration | undefined> {
     const all = await this.listMigrations({ serverId, migrationType: 'live-migration' });

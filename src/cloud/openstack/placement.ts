@@ -168,44 +168,31 @@ export class PlacementClient {
     );
   }
 
-  /**
-   * Changes one inventory of a provider. Reads the inventory and its generation, applies
-   * `change`, PUTs it with that generation; on 409 (someone else, often nova-compute, wrote in
-   * between) reads again and re-applies, so no concurrent write is ever overwritten blindly.
-   */
+  /** PUT of one inventory at the generation it was read at; a 409 means someone wrote in between. */
+  async putInventory(
+    rpUuid: string,
+    resourceClass: string,
+    inventory: PlacementInventory,
+    generation: number,
+  ): Promise<PlacementInventory> {
+    const path = `/resource_providers/${encodeURIComponent(rpUuid)}/inventories/${encodeURIComponent(resourceClass)}`;
+    const res = await this.client.request({
+      method: 'PUT',
+      path,
+      headers: await this.headers(),
+      body: toPlacementInventoryBody(inventory, generation),
+    });
+    return parseInventory(asRec(res.body, `PUT ${path}`), `PUT ${path}`);
+  }
+
+  /** updateInventory() with this client both reading and writing. */
   async updateInventory(
     rpUuid: string,
     resourceClass: string,
     change: (current: PlacementInventory) => PlacementInventory,
     opts: UpdateInventoryOptions = {},
   ): Promise<PlacementInventory> {
-    const maxRetries = opts.maxConflictRetries ?? 5;
-    const path = `/resource_providers/${encodeURIComponent(rpUuid)}/inventories/${encodeURIComponent(resourceClass)}`;
-    for (let attempt = 0; ; attempt++) {
-      const { generation, inventories } = await this.getInventories(rpUuid);
-      const current = inventories[resourceClass];
-      if (!current) {
-        throw new CloudError('http', `resource provider ${rpUuid} has no ${resourceClass} inventory`, {
-          fix: 'Pick a resource class the provider has (see `openstack resource provider inventory list`)',
-        });
-      }
-      const next = change(current);
-      if (sameInventory(next, current)) return current;
-      try {
-        const res = await this.client.request({
-          method: 'PUT',
-          path,
-          headers: await this.headers(),
-          body: toPlacementInventoryBody(next, generation),
-        });
-        return parseInventory(asRec(res.body, `PUT ${path}`), `PUT ${path}`);
-      } catch (e) {
-        // Only a generation race is worth another read; "inventory in use" would fail again.
-        const race = e instanceof CloudError && e.code !== 'placement.inventory.inuse';
-        if (isCloudError(e, 'conflict') && race && attempt < maxRetries) continue;
-        throw e;
-      }
-    }
+    return updateInventory(this, this, rpUuid, resourceClass, change, opts);
   }
 
   async setAllocationRatio(
@@ -214,5 +201,55 @@ export class PlacementClient {
     ratio: number,
   ): Promise<PlacementInventory> {
     return this.updateInventory(rpUuid, resourceClass, (inv) => ({ ...inv, allocationRatio: ratio }));
+  }
+}
+
+/** Where an inventory update reads the generation (the reader credential in the service). */
+export interface InventoryReads {
+  getInventories(rpUuid: string): Promise<ProviderInventories>;
+}
+
+/** Where it writes (the actuator credential in the service). */
+export interface InventoryWrites {
+  putInventory(
+    rpUuid: string,
+    resourceClass: string,
+    inventory: PlacementInventory,
+    generation: number,
+  ): Promise<PlacementInventory>;
+}
+
+/**
+ * Changes one inventory of a provider. Reads the inventory and its generation, applies
+ * `change`, PUTs it with that generation; on 409 (someone else, often nova-compute, wrote in
+ * between) reads again and re-applies, so no concurrent write is ever overwritten blindly.
+ */
+export async function updateInventory(
+  reads: InventoryReads,
+  writes: InventoryWrites,
+  rpUuid: string,
+  resourceClass: string,
+  change: (current: PlacementInventory) => PlacementInventory,
+  opts: UpdateInventoryOptions = {},
+): Promise<PlacementInventory> {
+  const maxRetries = opts.maxConflictRetries ?? 5;
+  for (let attempt = 0; ; attempt++) {
+    const { generation, inventories } = await reads.getInventories(rpUuid);
+    const current = inventories[resourceClass];
+    if (!current) {
+      throw new CloudError('http', `resource provider ${rpUuid} has no ${resourceClass} inventory`, {
+        fix: 'Pick a resource class the provider has (see `openstack resource provider inventory list`)',
+      });
+    }
+    const next = change(current);
+    if (sameInventory(next, current)) return current;
+    try {
+      return await writes.putInventory(rpUuid, resourceClass, next, generation);
+    } catch (e) {
+      // Only a generation race is worth another read; "inventory in use" would fail again.
+      const race = e instanceof CloudError && e.code !== 'placement.inventory.inuse';
+      if (isCloudError(e, 'conflict') && race && attempt < maxRetries) continue;
+      throw e;
+    }
   }
 }

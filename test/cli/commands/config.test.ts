@@ -31,7 +31,7 @@ describe('aicerine config check', () => {
     const f = await file(
       'ok.yaml',
       [
-        'openstack: { actuator: { cloud: act } }',
+        'credentials: { actuator: { cloud: act } }',
         'aggregates:',
         '  gold:',
         '    mode: active',
@@ -80,7 +80,7 @@ describe('aicerine config check', () => {
     const { out, err } = await runCommand([register], ['config', 'check', f]);
     expect(out).toContain('service: cycle every 5m, PAUSED;');
     expect(err).toBe(
-      `warning: ${f} is readable by other users (mode 644); it names the credentials and the store: chmod 640 ${f}\n`,
+      `warning: ${f} is readable by its group and every user (mode 644); it names the credentials and the store: chmod 600 ${f}\n`,
     );
   });
 
@@ -125,7 +125,7 @@ describe('aicerine check --config reads the same declarations as --site', () => 
     const config = await file(
       'aicerine.yaml',
       [
-        'openstack: { reader: { cloud: fake } }',
+        'credentials: { reader: { cloud: fake } }',
         'defaults:',
         '  cpuAllocationRatioInNovaConf: false',
         '  windows: ["Sun 01:00 - 05:00 UTC"]',
@@ -136,8 +136,24 @@ describe('aicerine check --config reads the same declarations as --site', () => 
     );
     const bySite = await runCommand([registerCheck], ['check', '--cloud', 'fake', '--site', site, '--json']);
     const byConfig = await runCommand([registerCheck], ['check', '--config', config, '--json']);
-    const results = (out: string) => (JSON.parse(out) as { results: unknown[] }).results;
-    expect(results(byConfig.out)).toEqual(results(bySite.out));
+    type Result = { aggregate: string; id: string; status: string };
+    const results = (out: string) => (JSON.parse(out) as { results: Result[] }).results;
+    const ofCloud = (rs: Result[]) => rs.filter((r) => r.aggregate !== 'credentials');
+    expect(ofCloud(results(byConfig.out))).toEqual(results(bySite.out));
+    // With --config, the configured credentials are checked too: a password user authenticates,
+    // and is reported as not restricted by access rules.
+    expect(
+      results(byConfig.out)
+        .filter((r) => r.aggregate === 'credentials')
+        .map((r) => [r.id, r.status]),
+    ).toEqual([
+      ['credential-reader-authenticates', 'ok'],
+      ['credential-reader-roles', 'info'],
+      ['credential-reader-restricted', 'info'],
+    ]);
+    expect(byConfig.err).toContain(
+      'warning: reader (cloud fake) is restricted by access rules: no (not an application credential',
+    );
     expect(byConfig.out).toContain('Sun 01:00 - 05:00 UTC');
     expect(byConfig.out).toContain('"id": "ratio-bounds"');
   });

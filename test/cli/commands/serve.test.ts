@@ -36,7 +36,7 @@ beforeAll(async () => {
   await writeFile(
     join(dir, 'aicerine.yaml'),
     [
-      'openstack: { reader: { cloud: sim } }',
+      'credentials: { reader: { cloud: sim } }',
       `prometheus: { url: "${sim.url}${PROMETHEUS_PREFIX}" }`,
       'store: { url: "sqlite:state/aicerine.db" }',
       'defaults: { mode: observe }',
@@ -75,7 +75,7 @@ describe('aicerine serve --once', () => {
   it('refuses a bad configuration with the key and the value, and starts nothing', async () => {
     await writeFile(
       join(dir, 'bad.yaml'),
-      'openstack: { reader: { cloud: sim } }\ndefaults: { mode: fast }\n',
+      'credentials: { reader: { cloud: sim } }\ndefaults: { mode: fast }\n',
     );
     await expect(
       runCommand([register], ['serve', '--config', join(dir, 'bad.yaml'), '--once']),
