@@ -41,7 +41,7 @@ export class PrometheusClient {
     if (res.status !== 200 || !body || body.status !== 'success') {
       throw new CloudError(
         'http',
-        `Prometheus at ${this.url} refused query ${JSON.stringify(expr)} (${res.status}): ${String(body?.error ?? res.body)}`,
+        `Prometheus at ${this.url} refused query ${JSON.stringify(expr)} (${res.status}): ${describeError(body?.error ?? res.body)}`,
         { fix: 'Check the PromQL in the metrics policy and the --prometheus URL' },
       );
     }
@@ -69,4 +69,11 @@ export class PrometheusClient {
     }
     return { time: now, samples };
   }
+}
+
+/** Prometheus says why in a string; anything else in front of it (a proxy, a fault) is shown as JSON, not "[object Object]". */
+function describeError(e: unknown): string {
+  if (typeof e === 'string') return e;
+  const json = JSON.stringify(e);
+  return json === undefined ? String(e) : json.length > 300 ? `${json.slice(0, 300)}…` : json;
 }
