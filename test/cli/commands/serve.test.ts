@@ -128,6 +128,8 @@ describe('aicerine serve', () => {
         metrics = await (await fetch(`${url}/metrics`)).text();
       }
       expect(metrics).toMatch(/aicerine_cycles_total\{outcome="ok"\} [1-9]/);
+      // Aggregates the file does not list run with the defaults, and have their gauges too.
+      expect(metrics).toMatch(/aicerine_imbalance\{aggregate="agg-1",dimension="overall"\} \d/);
       const hosts = await fetch(`${url}/v1/aggregates/agg-1/hosts`);
       expect(hosts.status).toBe(200);
       child.kill('SIGTERM');
