@@ -132,6 +132,14 @@ describe('aicerine serve', () => {
       expect(metrics).toMatch(/aicerine_imbalance\{aggregate="agg-1",dimension="overall"\} \d/);
       const hosts = await fetch(`${url}/v1/aggregates/agg-1/hosts`);
       expect(hosts.status).toBe(200);
+      // Not in the file, planned with the defaults: listed with its mode.
+      const aggs = (await (await fetch(`${url}/v1/aggregates`)).json()) as {
+        items: { name: string; mode: string }[];
+      };
+      expect(aggs.items.map((a) => [a.name, a.mode])).toEqual([
+        ['agg-1', 'observe'],
+        ['agg-2', 'observe'],
+      ]);
       child.kill('SIGTERM');
       expect(await exited).toBe(0);
     } finally {
