@@ -34,6 +34,10 @@ export function register(program: Command): void {
       const { config, warnings } = await loadServiceConfig(flags.config);
       const logger = createLogger({ level: flags.verbose ? 'debug' : 'info' });
       for (const w of warnings) logger.warn(`config: ${w}`);
+      if (!flags.once && config.api.enabled && !flags.auth && !isLoopback(config.api.host))
+        throw new Error(
+          `--no-auth: the API without authentication binds to loopback only, and api.host is ${config.api.host} (${config.file ?? 'configuration'})`,
+        );
       const parts = await openServiceParts(config, logger);
       for (const n of parts.notes) logger.warn(n);
       const service = new AicerineService({
@@ -56,10 +60,6 @@ export function register(program: Command): void {
       }
       let api: ServiceApi | null = null;
       if (config.api.enabled) {
-        if (!flags.auth && !isLoopback(config.api.host))
-          throw new Error(
-            `--no-auth: the API without authentication binds to loopback only, and api.host is ${config.api.host} (${config.file ?? 'configuration'})`,
-          );
         api = await startServiceApi({
           service,
           store: parts.store,

@@ -1,5 +1,6 @@
 // `aicerine serve --once` as an operator runs it: a configuration file naming clouds.yaml entries,
 // a store file next to it, one cycle against the simulator, the report printed as JSON.
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -79,5 +80,77 @@ describe('aicerine serve --once', () => {
     await expect(
       runCommand([register], ['serve', '--config', join(dir, 'bad.yaml'), '--once']),
     ).rejects.toThrow(/defaults\.mode.*"fast"/);
+  });
+});
+
+const CLI = join(import.meta.dirname, '..', '..', '..', 'bin', 'aicerine.js');
+
+describe('aicerine serve', () => {
+  it('starts the API next to the loop (here in the loopback no-auth mode, said loudly) and stops on SIGTERM', async () => {
+    await writeFile(
+      join(dir, 'api.yaml'),
+      [
+        'openstack: { reader: { cloud: sim } }',
+        `prometheus: { url: "${sim.url}${PROMETHEUS_PREFIX}" }`,
+        'store: { url: "sqlite:api-state/aicerine.db" }',
+        'api: { host: 127.0.0.1, port: 0 }',
+        'defaults: { mode: observe }',
+        '',
+      ].join('\n'),
+    );
+    const child = spawn(process.execPath, [CLI, 'serve', '--config', join(dir, 'api.yaml'), '--no-auth'], {
+      env: { ...process.env, OS_CLIENT_CONFIG_FILE: join(dir, 'clouds.yaml') },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let log = '';
+    child.stdout.on('data', (c: Buffer) => {
+      log += c.toString();
+    });
+    child.stderr.on('data', (c: Buffer) => {
+      log += c.toString();
+    });
+    const exited = new Promise<number | null>((res) => child.on('exit', (code) => res(code)));
+    try {
+      let url: string | undefined;
+      for (let i = 0; i < 200 && url === undefined; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        url = /serve: API on (http:\/\/127\.0\.0\.1:\d+)\/v1/.exec(log)?.[1];
+      }
+      expect(url, log).toBeDefined();
+      expect(log).toMatch(/NO AUTHENTICATION/);
+      expect((await fetch(`${url}/v1/health`)).status).toBe(200);
+      const me = (await (await fetch(`${url}/v1/whoami`)).json()) as { mode: string };
+      expect(me.mode).toBe('no-auth');
+      // The first cycle runs at once; metrics count it.
+      let metrics = '';
+      for (let i = 0; i < 100 && !/aicerine_cycles_total\{outcome="ok"\} [1-9]/.test(metrics); i++) {
+        await new Promise((r) => setTimeout(r, 200));
+        metrics = await (await fetch(`${url}/metrics`)).text();
+      }
+      expect(metrics).toMatch(/aicerine_cycles_total\{outcome="ok"\} [1-9]/);
+      const hosts = await fetch(`${url}/v1/aggregates/agg-1/hosts`);
+      expect(hosts.status).toBe(200);
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  }, 60_000);
+
+  it('refuses --no-auth on an address that is not loopback, before starting anything', async () => {
+    await writeFile(
+      join(dir, 'open.yaml'),
+      [
+        'openstack: { reader: { cloud: sim } }',
+        'store: { url: "sqlite:open-state/aicerine.db" }',
+        'api: { host: 0.0.0.0 }',
+        '',
+      ].join('\n'),
+    );
+    await expect(
+      runCommand([register], ['serve', '--config', join(dir, 'open.yaml'), '--no-auth']),
+    ).rejects.toThrow(
+      /--no-auth: the API without authentication binds to loopback only, and api\.host is 0\.0\.0\.0/,
+    );
   });
 });
