@@ -5,6 +5,7 @@
 // the first scrape, then grows).
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { FINAL_MOVE_STATES, type MoveState } from '../executor/journal.js';
+import { snapshotAggregates } from '../policy/aggregate-scope.js';
 import type { Page, PageRequest } from '../store/paging.js';
 import type { ApiContext, ZodApp } from './context.js';
 
@@ -143,7 +144,13 @@ export class ApiMetrics {
 
   private async refreshOnce(ctx: ApiContext): Promise<void> {
     const { store } = ctx;
-    for (const name of Object.keys(ctx.config.aggregates)) {
+    // The configured aggregates, and those the loop planned with the defaults (in its snapshot).
+    const latest = ctx.snapshots?.latest() ?? null;
+    const names = new Set([
+      ...Object.keys(ctx.config.aggregates),
+      ...(latest ? snapshotAggregates(latest) : []),
+    ]);
+    for (const name of names) {
       // The running service stores every cycle's figures (history); an API without the loop
       // in-process still has the latest plan's.
       const point = (await store.history.list({ aggregate: name }, { limit: 1 })).items[0];

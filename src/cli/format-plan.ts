@@ -79,6 +79,9 @@ function gapNote(agg: AggregatePlan, bound: number): string {
   const moves = count(n, 'move');
   if (bound <= 0)
     return `gap: no useful lower bound with ${moves} (they could change nearly every host); after ${agg.after.imbalance.toFixed(4)}`;
+  // Ten times the bound or more: a percentage that large says the bound is weak, not the plan bad.
+  if (agg.after.imbalance >= 10 * bound)
+    return `gap: no plan of ${moves} goes below ${bound.toFixed(4)}, a weak bound here (after ${agg.after.imbalance.toFixed(4)})`;
   const pctAbove = ((agg.after.imbalance - bound) / bound) * 100;
   return `gap: within ${pctAbove.toFixed(1)}% of the best possible with ${moves} (no plan of ${moves} goes below ${bound.toFixed(4)})`;
 }

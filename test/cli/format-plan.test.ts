@@ -35,4 +35,26 @@ describe('the readable plan', () => {
     }
     expect(pairs).toBeGreaterThan(10);
   });
+
+  it('shows the gap to the lower bound, and calls a bound ten times below the result weak', () => {
+    const snap = cluster(
+      ['a', 'b', 'c'].map((n) => host(n, { aggregates: ['gold'] })),
+      ['s1', 's2', 's3'].map((id) => server(id, 'a', { cpu: 3 })),
+    );
+    const plan = planSnapshot(snap, { ...DEFAULT_POLICY, budget: { maxMoves: 1 } });
+    expect(plan.aggregates[0]!.after.imbalance).toBeGreaterThan(0.01);
+    const after = plan.aggregates[0]!.after.imbalance;
+    const gap = (bound: number) =>
+      formatPlan({ ...plan, stats: { ...plan.stats, 'imbalanceLowerBound:gold': bound } })
+        .split('\n')
+        .find((l) => l.includes('gap:'))!
+        .trim();
+    expect(gap(after / 2)).toBe(
+      `gap: within 100.0% of the best possible with 1 move (no plan of 1 move goes below ${(after / 2).toFixed(4)})`,
+    );
+    expect(gap(after / 20)).toBe(
+      `gap: no plan of 1 move goes below ${(after / 20).toFixed(4)}, a weak bound here (after ${after.toFixed(4)})`,
+    );
+    expect(gap(0)).toMatch(/^gap: no useful lower bound with 1 move/);
+  });
 });

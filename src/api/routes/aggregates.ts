@@ -1,14 +1,24 @@
-// Aggregates as the loop sees them: mode and pauses from the configuration and the control port,
+// Aggregates as the loop sees them (the configured ones and those it plans with the defaults): mode and pauses from the configuration and the control port,
 // the window state, the latest data-health verdict and plan, and the imbalance the latest plan
 // started from.
+import { aggregateConfig } from '../../config/aggregate.js';
 import { windowState } from '../../config/windows.js';
+import { snapshotAggregates } from '../../policy/aggregate-scope.js';
 import type { ApiContext, ZodApp } from '../context.js';
 import { notFound } from '../errors.js';
 import { aggregateParams, aggregatesQuery, aggregateView, errorBody, page } from '../schemas.js';
 
 export function registerAggregates(app: ZodApp, ctx: ApiContext): void {
+  /** The configured aggregates, and those the loop plans with the defaults (in its latest snapshot). */
+  const known = () => {
+    const latest = ctx.snapshots?.latest() ?? null;
+    return [
+      ...new Set([...Object.keys(ctx.config.aggregates), ...(latest ? snapshotAggregates(latest) : [])]),
+    ];
+  };
+
   async function view(name: string) {
-    const agg = ctx.config.aggregates[name]!;
+    const agg = aggregateConfig(ctx.config, name);
     const pauses = await ctx.control.pauses();
     const now = ctx.now();
     const w = windowState(agg.windows, now);
@@ -40,7 +50,7 @@ export function registerAggregates(app: ZodApp, ctx: ApiContext): void {
       config: { action: 'read' },
       schema: {
         tags: ['aggregates'],
-        summary: 'The configured aggregates, by name',
+        summary: 'The configured aggregates and those the loop plans with the defaults, by name',
         querystring: aggregatesQuery,
         response: { 200: page(aggregateView) },
       },
@@ -48,7 +58,7 @@ export function registerAggregates(app: ZodApp, ctx: ApiContext): void {
     async (req) => {
       const limit = req.query.limit ?? 100;
       const after = req.query.cursor;
-      const names = Object.keys(ctx.config.aggregates)
+      const names = known()
         .sort()
         .filter((n) => after === undefined || n > after);
       const kept = names.slice(0, limit);
@@ -65,15 +75,19 @@ export function registerAggregates(app: ZodApp, ctx: ApiContext): void {
       config: { action: 'read' },
       schema: {
         tags: ['aggregates'],
-        summary: 'One configured aggregate',
+        summary: 'One aggregate (configured, or planned with the defaults)',
         params: aggregateParams,
         response: { 200: aggregateView, 404: errorBody },
       },
     },
     async (req) => {
       const { name } = req.params;
-      if (ctx.config.aggregates[name] === undefined)
-        throw notFound(`aggregate ${name} (not in the configuration)`, 'params.name', name);
+      if (!known().includes(name))
+        throw notFound(
+          `aggregate ${name} (neither configured nor in the latest snapshot)`,
+          'params.name',
+          name,
+        );
       return view(name);
     },
   );

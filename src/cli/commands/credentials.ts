@@ -1,5 +1,6 @@
 // `aicerine credentials`: the access rules, policy.yaml additions and `openstack` commands
-// for Aicerine's reader and actuator application credentials.
+// for Aicerine's reader and actuator application credentials, and the access rules of the
+// optional tasks credential (canaries in their own project, under the default policies).
 import { mkdir, stat, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
@@ -71,11 +72,13 @@ export function register(program: Command): void {
       const p = await prefixes(flags);
       const reader = accessRules('reader', p, flags.network);
       const actuator = accessRules('actuator', p, flags.network);
+      const tasks = accessRules('tasks', p, flags.network);
       const roles = { reader: flags.readerRole, actuator: flags.actuatorRole };
       const policies = policyRules(roles);
       const files: [string, string][] = [
         ['reader-access-rules.json', `${JSON.stringify(reader, null, 2)}\n`],
         ['actuator-access-rules.json', `${JSON.stringify(actuator, null, 2)}\n`],
+        ['tasks-access-rules.json', `${JSON.stringify(tasks, null, 2)}\n`],
         ['nova-policy.yaml', policyYaml(policies.nova ?? {}, 'Nova')],
         ['placement-policy.json', policyJson(policies.placement ?? {})],
       ];

@@ -54,6 +54,7 @@ describe('output paths', () => {
     const { out } = await run('credentials', '--output-dir', target);
     expect(out).toContain(`created folder ${target} (and ${join(dir, 'creds')} above it)`);
     expect(readdirSync(target)).toContain('create-credentials.sh');
+    expect(readdirSync(target)).toContain('tasks-access-rules.json');
     const again = await run('credentials', '--output-dir', target);
     expect(again.out).not.toContain('created folder');
   });

@@ -128,8 +128,18 @@ describe('aicerine serve', () => {
         metrics = await (await fetch(`${url}/metrics`)).text();
       }
       expect(metrics).toMatch(/aicerine_cycles_total\{outcome="ok"\} [1-9]/);
+      // Aggregates the file does not list run with the defaults, and have their gauges too.
+      expect(metrics).toMatch(/aicerine_imbalance\{aggregate="agg-1",dimension="overall"\} \d/);
       const hosts = await fetch(`${url}/v1/aggregates/agg-1/hosts`);
       expect(hosts.status).toBe(200);
+      // Not in the file, planned with the defaults: listed with its mode.
+      const aggs = (await (await fetch(`${url}/v1/aggregates`)).json()) as {
+        items: { name: string; mode: string }[];
+      };
+      expect(aggs.items.map((a) => [a.name, a.mode])).toEqual([
+        ['agg-1', 'observe'],
+        ['agg-2', 'observe'],
+      ]);
       child.kill('SIGTERM');
       expect(await exited).toBe(0);
     } finally {

@@ -5,6 +5,7 @@ import { get, post } from '../api.js';
 import { BeforeAfter } from '../charts/BeforeAfter.js';
 import { num } from '../format.js';
 import { usePoll } from '../poll.js';
+import { useCan } from '../session.js';
 import type { Aggregate, HostsPage, Page, Plan, WhatIfBody, WhatIfResult } from '../types.js';
 import { Failure, Loading } from './common.js';
 
@@ -13,6 +14,12 @@ function isPlan(p: unknown): p is Plan {
 }
 
 export function WhatIf() {
+  const can = useCan();
+  if (!can('what-if')) return <p>Your roles do not allow what-if (the policy's what-if action).</p>;
+  return <WhatIfForm />;
+}
+
+function WhatIfForm() {
   const aggs = usePoll('what-if:aggregates', () => get<Page<Aggregate>>('/v1/aggregates?limit=1000'), 10_000);
   const [aggregate, setAggregate] = useState('');
   const chosen = aggregate || aggs.data?.items[0]?.name || '';
