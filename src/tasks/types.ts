@@ -69,6 +69,8 @@ export interface TaskRecord {
   cancelRequested: boolean;
   /** How many times a worker started (or resumed) it. */
   attempts: number;
+  /** Grows with every write: a decision names the version it read, so a stale one writes nothing. */
+  version: number;
   startedAt: string | null;
   heartbeatAt: string | null;
   updatedAt: string;
