@@ -57,6 +57,12 @@ async function serviceOf(session: CloudSession, ...types: string[]) {
   return null;
 }
 
+/** Keystone paths below the catalog's identity endpoint, which may or may not end in /v3. */
+async function identityPath(session: CloudSession, path: string): Promise<string> {
+  const base = await session.service('identity').endpoint();
+  return /\/v3\/?$/.test(base) ? path : `/v3${path}`;
+}
+
 async function resolveProject(
   session: CloudSession,
   ref: string,
@@ -64,14 +70,14 @@ async function resolveProject(
   const identity = session.service('identity');
   const byId = await identity.request({
     method: 'GET',
-    path: `/v3/projects/${encodeURIComponent(ref)}`,
+    path: await identityPath(session, `/projects/${encodeURIComponent(ref)}`),
     accept: [404],
   });
   if (byId.status === 200) {
     const p = (byId.body as Rec).project as Rec;
     return { id: str(p, 'id'), name: str(p, 'name') };
   }
-  const byName = await identity.get<Rec>('/v3/projects', { name: ref });
+  const byName = await identity.get<Rec>(await identityPath(session, '/projects'), { name: ref });
   const found = recs(byName.projects);
   if (found.length > 1)
     throw new TaskRequestError(409, `project: ${found.length} projects are named ${ref}: give its id`);
@@ -105,13 +111,20 @@ async function inventory(
   // Keypairs belong to users: only users with a role in this project and no other are purged.
   const identity = session.service('identity');
   const assignments = recs(
-    (await identity.get<Rec>('/v3/role_assignments', { 'scope.project.id': projectId })).role_assignments,
+    (
+      await identity.get<Rec>(await identityPath(session, '/role_assignments'), {
+        'scope.project.id': projectId,
+      })
+    ).role_assignments,
   );
   const users = [
     ...new Set(assignments.map((a) => str((a.user ?? {}) as Rec, 'id')).filter((u) => u !== '')),
   ].sort();
   for (const user of users) {
-    const all = recs((await identity.get<Rec>('/v3/role_assignments', { 'user.id': user })).role_assignments);
+    const all = recs(
+      (await identity.get<Rec>(await identityPath(session, '/role_assignments'), { 'user.id': user }))
+        .role_assignments,
+    );
     const projects = new Set(all.map((a) => str((((a.scope ?? {}) as Rec).project as Rec) ?? {}, 'id')));
     if ([...projects].some((p) => p !== projectId)) {
       skipped.push({ what: `keypairs of user ${user}`, why: 'the user has roles in other projects too' });
