@@ -188,6 +188,7 @@ describe('operator tasks on the lab', () => {
           },
         },
       });
+      const keypairName = unique('kp');
       const [server] = await bootServers(member, [{ name: unique('srv'), flavor: 'm1.tiny' }]);
       const groupBody = (
         await member.nova.client.request({
@@ -201,7 +202,7 @@ describe('operator tasks on the lab', () => {
         method: 'POST',
         path: '/os-keypairs',
         headers: await member.nova.headers(),
-        body: { keypair: { name: unique('kp'), type: 'ssh' } },
+        body: { keypair: { name: keypairName, type: 'ssh' } },
       });
       const image = (
         await member.service('image').request({
@@ -226,7 +227,7 @@ describe('operator tasks on the lab', () => {
           `server:${server!.id}`,
           `server-group:${groupBody.server_group.id}`,
           `image:${image.id}`,
-          expect.stringMatching(/^keypair:tasks-kp-/),
+          `keypair:${keypairName}`,
         ].sort(),
       );
       const [run] = await svc.tasks.service.create('purge-project', { project: project.id }, 'operator:lab');
@@ -248,6 +249,12 @@ describe('operator tasks on the lab', () => {
         .request({ method: 'GET', path: `/v2/images/${image.id}`, accept: [404] });
       expect(img.status).toBe(404);
     } finally {
+      // What a failed purge would leave: images and keypairs of this run.
+      const images = (await admin.service('image').get('/v2/images', { owner: project.id })) as {
+        images: { id: string }[];
+      };
+      for (const i of images.images)
+        await admin.service('image').request({ method: 'DELETE', path: `/v2/images/${i.id}`, accept: [404] });
       await identity.request({ method: 'DELETE', path: `/users/${user.id}`, accept: [404] });
       await identity.request({ method: 'DELETE', path: `/projects/${project.id}`, accept: [404] });
     }
