@@ -18,6 +18,7 @@ import { createRatioChangeRepository, type RatioChangeRepository } from './ratio
 import { createRatioChangeSink } from './ratio-sink.js';
 import { createRetention, type RetentionRepository } from './retention.js';
 import { createSnapshotRepository, type SnapshotRepository } from './snapshots.js';
+import { createTaskRepository, type TaskRepository } from './tasks.js';
 
 export interface Store extends ExecutionJournal {
   readonly backend: StoreBackend;
@@ -33,6 +34,8 @@ export interface Store extends ExecutionJournal {
   readonly snapshots: SnapshotRepository;
   readonly audit: AuditLogRepository;
   readonly retention: RetentionRepository;
+  /** Operator tasks (docs/tasks.md). */
+  readonly tasks: TaskRepository;
   /** Closes the database (the pool on MariaDB); the store is unusable after. */
   close(): Promise<void>;
 }
@@ -60,6 +63,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     snapshots: createSnapshotRepository(ctx),
     audit: createAuditLogRepository(ctx),
     retention: createRetention(ctx),
+    tasks: createTaskRepository(ctx),
     close: () => ctx.db.destroy(),
   };
 }
