@@ -1,6 +1,7 @@
 // Built-in defaults, written as an operator would write them in aicerine.yaml. They are
 // parsed by the same schema as the file, printed in docs/configuration.md with the reason for
 // each (DEFAULT_WHY), and chosen so that a fresh install changes nothing until told to.
+import { VALIDATION_DEFAULTS } from '../validation/settings.js';
 import type { AggregateInput, ServiceInput } from './schema.js';
 
 export const BUILTIN_AGGREGATE: AggregateInput = {
@@ -44,6 +45,13 @@ export const BUILTIN_SERVICE: ServiceInput = {
   cycleInterval: '5m',
   paused: false,
   concurrency: { global: 10 },
+};
+
+/** The service defaults as the reference page shows them: the built-ins, plus the defaults of
+ * sections that are absent unless configured (tasks.validation needs an image and a check). */
+export const SERVICE_DOC_DEFAULTS: Record<string, unknown> = {
+  ...BUILTIN_SERVICE,
+  tasks: { validation: VALIDATION_DEFAULTS },
 };
 
 /** Why each default is what it is, by key path (aggregate keys under `defaults.`). */
