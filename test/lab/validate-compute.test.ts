@@ -9,8 +9,8 @@ import type { CloudSession } from '../../src/cloud/session.js';
 import type { ServiceConfig } from '../../src/config/types.js';
 import { ValidationCloud } from '../../src/validation/cloud.js';
 import { batchNames } from '../../src/validation/names.js';
-import { type PrivateSshd, startSshd } from '../validation/sshd.js';
 import { preflight, runTask, taskRecord, validationConfig } from '../validation/context.js';
+import { type PrivateSshd, startSshd } from '../validation/sshd.js';
 import { adminSession } from './lab.js';
 
 const HOST = 'compute6';
@@ -121,7 +121,7 @@ describe('validate-compute against the lab', () => {
     });
     const svc = await cloud.service(HOST);
     expect(svc).toMatchObject({ status: 'enabled', disabledReason: null });
-    const canaryId = (o?.result as { canary: { id: string } }).canary.id;
+    const canaryId = (o?.result as { canary: { id: string } } | undefined)?.canary.id ?? '';
     expect(canaryId).toMatch(/^[0-9a-f-]{36}$/);
     expect(await cloud.getServer(canaryId)).toBeNull();
     // The host left the batch's trait and COMPUTE_STATUS_DISABLED is gone with the enable.
@@ -147,7 +147,7 @@ describe('validate-compute against the lab', () => {
     expect(svc?.disabledReason).toBe(
       'aicerine-validate: failed: check exited with status 4: canary check: /dev/vdb missing',
     );
-    const canaryId = (o?.result as { canary: { id: string } }).canary.id;
+    const canaryId = (o?.result as { canary: { id: string } } | undefined)?.canary.id ?? '';
     expect(await cloud.getServer(canaryId)).toBeNull();
     // Disabled again: the provider carries COMPUTE_STATUS_DISABLED, as nova-compute set it.
     expect(await s.placement.getTraits(await cloud.providerOfHost(HOST))).toContain(
