@@ -56,6 +56,12 @@ export const SERVICE_DOC_DEFAULTS: Record<string, unknown> = {
 
 /** Why each default is what it is, by key path (aggregate keys under `defaults.`). */
 export const DEFAULT_WHY: Record<string, string> = {
+  'tasks.validation.bootTimeout':
+    'a fake or fast hypervisor boots in seconds, a real one with a cold image cache in a few minutes',
+  'tasks.validation.sshTimeout': "cloud-init and the guest's SSH server start well after Nova says ACTIVE",
+  'tasks.validation.role':
+    "Nova's default policy lets only a project admin boot onto a named host (os_compute_api:servers:create:forced_host)",
+  'tasks.validation.ssh.address': "the canary's own address; set a template when it has no reachable one",
   allowInlineSecrets:
     'a configuration file is copied, diffed and pasted into tickets; secrets belong in clouds.yaml/secure.yaml or files readable by the service only',
   'openstack.reader': 'like every other command: OS_CLOUD, else the OS_* variables of an openrc',

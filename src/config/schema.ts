@@ -212,7 +212,7 @@ export const aggregateSchema = mapping({
 
 const sshEndpoint = {
   user: nonEmpty().describe('user to log in as'),
-  port: posInt().optional().describe('SSH port'),
+  port: posInt().optional().describe('SSH port (22 when not given)'),
   privateKeyFile: nonEmpty().describe(
     'file holding the private key (OpenSSH or PEM, no passphrase); relative to this file. Never the key itself',
   ),

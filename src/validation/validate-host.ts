@@ -256,7 +256,7 @@ async function bootOnDisabledHost(
       if (!x) throw new HostFailed(`the canary ${id} disappeared while booting`);
       if (x.status === 'ACTIVE') return { id, host: x.host };
       if (x.status === 'ERROR') {
-        throw new HostFailed(`the canary went to ERROR: ${x.fault ?? 'Nova recorded no fault'}`);
+        throw new HostFailed(`the canary went to ERROR: ${x.fault?.trim() || 'Nova recorded no fault'}`);
       }
       if (deps.now() > deadline) {
         throw new HostFailed(
