@@ -45,13 +45,14 @@ export const BUILTIN_SERVICE: ServiceInput = {
   cycleInterval: '5m',
   paused: false,
   concurrency: { global: 10 },
+  tasks: { doneRetention: '1d', evacuate: { emergency: true, mayStopMetadataKey: 'aicerine:may-stop' } },
 };
 
 /** The service defaults as the reference page shows them: the built-ins, plus the defaults of
  * sections that are absent unless configured (tasks.validation needs an image and a check). */
 export const SERVICE_DOC_DEFAULTS: Record<string, unknown> = {
   ...BUILTIN_SERVICE,
-  tasks: { validation: VALIDATION_DEFAULTS },
+  tasks: { ...BUILTIN_SERVICE.tasks, validation: VALIDATION_DEFAULTS },
 };
 
 /** Why each default is what it is, by key path (aggregate keys under `defaults.`). */
@@ -75,6 +76,12 @@ export const DEFAULT_WHY: Record<string, string> = {
     'half a year of durations follows hardware and network changes without forgetting rare large servers',
   'store.retention.ratioChanges': 'as long as executions, to explain past placement decisions of Nova',
   'store.retention.dataHealth': 'a month shows recurring data problems; older verdicts have no use',
+  'tasks.doneRetention':
+    'a day to read what a finished task did; ERROR tasks stay until an operator removes them',
+  'tasks.evacuate.emergency':
+    'an operator who empties a host now means now: waiting for the next window would leave it half-empty',
+  'tasks.evacuate.mayStopMetadataKey':
+    "stopping a guest is the owner's call: only servers marked by their owner are stopped to move them",
   cycleInterval:
     'Nova and Placement change on the scale of minutes; a cycle costs a few calls once the first full read is done',
   paused: 'running is the point of the service; the per-aggregate mode decides what it may do',

@@ -260,6 +260,16 @@ export async function parseServiceConfig(doc: unknown, opts: ParseOptions): Prom
       paused: u.paused ?? b.paused ?? false,
       concurrency: { global: u.concurrency?.global ?? b.concurrency?.global ?? 1 },
       budgets: { perCycle: u.budgets?.perCycle ?? null, perDay: u.budgets?.perDay ?? null },
+      tasks: {
+        doneRetentionMs: u.tasks?.doneRetention ?? b.tasks?.doneRetention ?? 86_400_000,
+        evacuate: {
+          emergency: u.tasks?.evacuate?.emergency ?? b.tasks?.evacuate?.emergency ?? true,
+          mayStopMetadataKey:
+            u.tasks?.evacuate?.mayStopMetadataKey ??
+            b.tasks?.evacuate?.mayStopMetadataKey ??
+            'aicerine:may-stop',
+        },
+      },
       storage,
       validation: u.tasks?.validation ? validationSettings(u.tasks.validation, opts.baseDir) : null,
       defaults,

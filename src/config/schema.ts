@@ -344,12 +344,27 @@ export const serviceSchema = mapping({
     .optional()
     .describe('shared or local disks (docs/openstack.md, shared storage); below what the cloud declares'),
   tasks: mapping({
+    doneRetention: duration().optional().describe('how long a DONE task is kept before a worker purges it'),
+    evacuate: mapping({
+      emergency: bool()
+        .optional()
+        .describe("evacuate-compute ignores the aggregate's maintenance windows, as an emergency does"),
+      mayStopMetadataKey: nonEmpty()
+        .optional()
+        .describe(
+          'server metadata key that, set to "true", lets evacuate-compute stop the server to cold-migrate it',
+        ),
+    })
+      .optional()
+      .describe('evacuate-compute (docs/tasks.md)'),
     validation: validationSchema
       .optional()
-      .describe('validate-compute: the canary server booted onto a host before it takes customers'),
+      .describe(
+        'validate-compute: the canary server booted onto a host before it takes customers (docs/tasks.md)',
+      ),
   })
     .optional()
-    .describe('operator tasks (aicerine tasks)'),
+    .describe('operator tasks: validate, evacuate, purge (docs/tasks.md)'),
   defaults: aggregateSchema.optional().describe('settings every aggregate inherits'),
   aggregates: map(aggregateSchema)
     .optional()

@@ -101,6 +101,17 @@ export interface AggregateConfig {
   site: AggregateDeclarations;
 }
 
+/** Operator tasks (docs/tasks.md). */
+export interface TasksConfig {
+  doneRetentionMs: number;
+  evacuate: {
+    /** Ignore maintenance windows (an operator task counts as an emergency). */
+    emergency: boolean;
+    /** Server metadata key whose value "true" lets an evacuation stop the server to cold-migrate it. */
+    mayStopMetadataKey: string;
+  };
+}
+
 export interface ServiceConfig {
   /** The file it was read from, for messages. */
   file: string | undefined;
@@ -116,6 +127,7 @@ export interface ServiceConfig {
   /** Global budgets; null limits do not constrain. */
   budgets: { perCycle: number | null; perDay: number | null };
   storage: StoragePolicy | null;
+  tasks: TasksConfig;
   /** validate-compute settings (`tasks.validation`); null: validation is not configured. */
   validation: ValidationSettings | null;
   /** What an aggregate not listed gets. */

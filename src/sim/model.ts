@@ -120,12 +120,24 @@ export const MIGRATION_STATUSES = [
   'failed',
   'cancelled',
   'error',
+  // Cold migration (migration_type "migration"): pre-migrating, migrating, post-migrating,
+  // finished (the server waits in VERIFY_RESIZE), then confirming and confirmed.
+  'pre-migrating',
+  'migrating',
+  'post-migrating',
+  'finished',
+  'confirming',
+  'confirmed',
 ] as const;
 export type MigrationStatus = (typeof MIGRATION_STATUSES)[number];
 
 export interface SimMigration {
   id: number;
   uuid: string;
+  /** os-migrations' migration_type: a live migration, or a cold one (resize to the same flavor). */
+  type: 'live-migration' | 'migration';
+  /** Cold migration: the vm_state the server had (and gets back on confirm). */
+  coldFrom?: 'active' | 'stopped';
   server: SimServer;
   source: string;
   /** The destination once the scheduler chose or confirmed it. */
@@ -640,6 +652,7 @@ function buildFromSnapshot(cloud: SimCloud, snap: Snapshot, defaultMaxLm: number
     const startedMs = Date.parse(m.startedAt);
     const finishedMs = Date.parse(m.finishedAt);
     const mig: SimMigration = {
+      type: 'live-migration',
       id: migId++,
       uuid: stableUuid(seed, 'migration', migId),
       server:

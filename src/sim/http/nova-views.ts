@@ -354,7 +354,7 @@ export function serverGroupView(v: ViewCtx, g: SimGroup): Record<string, unknown
 const IN_PROGRESS = new Set(['queued', 'preparing', 'running']);
 
 export function isInProgressLive(m: SimMigration): boolean {
-  return IN_PROGRESS.has(m.status);
+  return m.type === 'live-migration' && IN_PROGRESS.has(m.status);
 }
 
 export function migrationView(v: ViewCtx, m: SimMigration): Record<string, unknown> {
@@ -375,7 +375,7 @@ export function migrationView(v: ViewCtx, m: SimMigration): Record<string, unkno
     updated_at: m.updatedMs === null ? null : novaTime(m.updatedMs),
   };
   if (atLeast(v.version, 2, 23)) {
-    out.migration_type = 'live-migration';
+    out.migration_type = m.type;
     if (isInProgressLive(m)) out.links = links(v, `servers/${m.server.uuid}/migrations`, m.id);
   }
   if (atLeast(v.version, 2, 59)) out.uuid = m.uuid;

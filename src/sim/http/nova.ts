@@ -1,5 +1,7 @@
 // Nova v2.1: the calls Aicerine and the openstack CLI make, with Nova's microversion handling,
 // pagination (limit/marker and `*_links` next), policy checks and fault bodies.
+
+import { confirmResize, startColdMigration } from '../cold-migrations.js';
 import {
   ASYNC_LIVE_MIGRATE_CHECKS,
   abortMigration,
@@ -635,10 +637,6 @@ function listMigrations(ctx: Ctx, v: ViewCtx, cloud: SimCloud): void {
   }
   const projectId = atLeast(v.version, 2, 80) ? q.get('project_id') : null;
   const userId = atLeast(v.version, 2, 80) ? q.get('user_id') : null;
-  if (type !== null && type !== 'live-migration') {
-    sendJson(ctx, 200, { migrations: [] });
-    return;
-  }
   // Newest first (created_at desc, id desc): ids grow with creation time.
   const base = instance !== null ? (cloud.migrationsOfServer.get(instance) ?? []) : cloud.migrations;
   let i = base.length - 1;
@@ -653,6 +651,7 @@ function listMigrations(ctx: Ctx, v: ViewCtx, cloud: SimCloud): void {
     const m = base[i] as SimMigration;
     if (host !== null && m.source !== host && m.dest !== host) continue;
     if (status !== null && m.status !== status) continue;
+    if (type !== null && m.type !== type) continue;
     if (sourceCompute !== null && m.source !== sourceCompute) continue;
     // Nova compares updated_at, which is null until the record is first saved again: a
     // migration the conductor has not picked up yet matches neither filter.
@@ -770,6 +769,36 @@ function serverAction(ctx: Ctx, v: ViewCtx, cloud: SimCloud, id: string): void {
       ),
     });
     sendEmpty(ctx, 202, { 'Content-Type': 'application/json' });
+    return;
+  }
+  if ('migrate' in body) {
+    if (!ctx.token?.roles.includes('admin'))
+      throw new Fault(403, "Policy doesn't allow os_compute_api:os-migrate-server:migrate to be performed.");
+    const s = visibleServer(ctx, cloud, id);
+    const args = body.migrate;
+    let host: string | null = null;
+    if (args !== null) {
+      // A host to go to from 2.56; before, the body is {"migrate": null}.
+      if (!atLeast(v.version, 2, 56) || !isRecord(args))
+        throw new Fault(400, `Invalid input for field/attribute migrate. Value: ${JSON.stringify(args)}.`);
+      for (const k of Object.keys(args))
+        if (k !== 'host')
+          throw new Fault(
+            400,
+            `Invalid input for field/attribute migrate. Value: ${JSON.stringify(args)}. Additional properties are not allowed ('${k}' was unexpected)`,
+          );
+      const h = args.host === null || args.host === undefined ? null : str(args.host);
+      if (h === undefined)
+        throw new Fault(400, `Invalid input for field/attribute host. Value: ${String(args.host)}.`);
+      host = h;
+    }
+    startColdMigration(cloud, { serverUuid: s.uuid, host, userId: ctx.token.userId });
+    sendEmpty(ctx, 202, { 'Content-Type': 'application/json' });
+    return;
+  }
+  if ('confirmResize' in body) {
+    confirmResize(cloud, visibleServer(ctx, cloud, id).uuid);
+    sendEmpty(ctx, 204);
     return;
   }
   if ('pause' in body || 'unpause' in body) {
