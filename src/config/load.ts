@@ -13,6 +13,7 @@ import { toInputIssues } from '../formats/schema-helpers.js';
 import { DEFAULT_POLICY } from '../policy/defaults.js';
 import { compilePolicy, loadPolicyFile } from '../policy/load.js';
 import type { Policy } from '../policy/types.js';
+import { validationSettings } from '../validation/settings.js';
 import { BUILTIN_AGGREGATE, BUILTIN_SERVICE, BUILTIN_VCPU_RATIO } from './defaults.js';
 import { formatDuration } from './duration.js';
 import { closestKey, knownKeysAt } from './json-schema.js';
@@ -270,6 +271,7 @@ export async function parseServiceConfig(doc: unknown, opts: ParseOptions): Prom
         },
       },
       storage,
+      validation: u.tasks?.validation ? validationSettings(u.tasks.validation, opts.baseDir) : null,
       defaults,
       aggregates,
       site,

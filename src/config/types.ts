@@ -4,6 +4,7 @@ import type { CloudConfig } from '../cloud/auth/config.js';
 import type { AggregateDeclarations, SiteDeclarations } from '../cloud/site.js';
 import type { StoragePolicy } from '../cloud/storage.js';
 import type { Policy } from '../policy/types.js';
+import type { ValidationSettings } from '../validation/settings.js';
 import type { WeeklyWindow } from './windows.js';
 
 export const AGGREGATE_MODES = ['observe', 'assisted', 'active'] as const;
@@ -127,6 +128,8 @@ export interface ServiceConfig {
   budgets: { perCycle: number | null; perDay: number | null };
   storage: StoragePolicy | null;
   tasks: TasksConfig;
+  /** validate-compute settings (`tasks.validation`); null: validation is not configured. */
+  validation: ValidationSettings | null;
   /** What an aggregate not listed gets. */
   defaults: AggregateConfig;
   /** The aggregates listed, each merged over the defaults. */

@@ -15,6 +15,7 @@ import {
   type SimHost,
   type SimMigration,
   type SimServer,
+  setServiceStatus,
   upperBound,
 } from '../model.js';
 import { pauseOrUnpause } from '../pause.js';
@@ -34,6 +35,7 @@ import {
   serviceView,
   type ViewCtx,
 } from './nova-views.js';
+import { novaWriteRoutes } from './nova-writes.js';
 import { type Ctx, isRecord, type Route, route, sendEmpty, sendJson, str } from './respond.js';
 
 export const NOVA_PREFIX = '/compute';
@@ -63,7 +65,7 @@ export function novaFault(ctx: Ctx, code: number, message: string): void {
   );
 }
 
-class Fault extends Error {
+export class Fault extends Error {
   constructor(
     readonly code: number,
     message: string,
@@ -95,7 +97,8 @@ function versionDoc(origin: string): Record<string, unknown> {
   };
 }
 
-type NovaHandler = (ctx: Ctx, v: ViewCtx, params: string[]) => void;
+export type NovaHandler = (ctx: Ctx, v: ViewCtx, params: string[]) => void;
+export type NovaWrap = (policy: string | null, h: NovaHandler) => (ctx: Ctx, params: string[]) => void;
 
 export function novaRoutes(cloud: SimCloud): Route[] {
   const wrap =
@@ -393,6 +396,7 @@ export function novaRoutes(cloud: SimCloud): Route[] {
       '/v2.1/os-migrations',
       wrap('os_compute_api:os-migrations:index', (ctx, v) => listMigrations(ctx, v, cloud)),
     ),
+    ...novaWriteRoutes(cloud, wrap),
   ];
 }
 
@@ -542,14 +546,21 @@ function safeRegex(s: string): RegExp | null {
   }
 }
 
-function findFlavor(cloud: SimCloud, id: string) {
+export function findFlavor(cloud: SimCloud, id: string) {
   for (const f of cloud.flavors.values()) if (f.id === id) return f;
   throw new Fault(404, `Flavor ${id} could not be found.`);
 }
 
 function listFlavors(ctx: Ctx, v: ViewCtx, cloud: SimCloud, detail: boolean): void {
   const limit = Math.min(intParam(ctx.query.get('limit'), 'limit') ?? NOVA_MAX_LIMIT, NOVA_MAX_LIMIT);
-  const all = [...cloud.flavors.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  // Nova: is_public=None (admin) lists every flavor; otherwise the public ones and the private
+  // ones open to the token's project.
+  const everything =
+    ctx.query.get('is_public')?.toLowerCase() === 'none' && ctx.token?.roles.includes('admin');
+  const project = ctx.token?.projectId ?? '';
+  const all = [...cloud.flavors.values()]
+    .filter((f) => everything || f.isPublic !== false || (f.projects ?? []).includes(project))
+    .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   let start = 0;
   const marker = ctx.query.get('marker');
   if (marker !== null) {
@@ -691,13 +702,8 @@ function updateService(ctx: Ctx, v: ViewCtx, cloud: SimCloud, id: string): void 
         "At least one of 'status' or 'forced_down' must be specified in the request body.",
       );
     }
-    if (status === 'enabled') {
-      h.status = 'enabled';
-      h.disabledReason = null;
-    } else if (status === 'disabled') {
-      h.status = 'disabled';
-      h.disabledReason = str(body.disabled_reason) ?? null;
-    }
+    if (status === 'enabled') setServiceStatus(h, 'enabled', null);
+    else if (status === 'disabled') setServiceStatus(h, 'disabled', str(body.disabled_reason) ?? null);
     if (typeof body.forced_down === 'boolean') h.forcedDown = body.forced_down;
     sendJson(ctx, 200, { service: serviceView(v, computeServiceRow(cloud, h)) });
     return;
@@ -712,12 +718,14 @@ function updateService(ctx: Ctx, v: ViewCtx, cloud: SimCloud, id: string): void 
   }
   const out: Record<string, unknown> = { host: host.name, binary: 'nova-compute' };
   if (id === 'enable') {
-    host.status = 'enabled';
-    host.disabledReason = null;
+    setServiceStatus(host, 'enabled', null);
     out.status = 'enabled';
   } else if (id === 'disable' || id === 'disable-log-reason') {
-    host.status = 'disabled';
-    host.disabledReason = id === 'disable-log-reason' ? (str(body.disabled_reason) ?? null) : null;
+    setServiceStatus(
+      host,
+      'disabled',
+      id === 'disable-log-reason' ? (str(body.disabled_reason) ?? null) : null,
+    );
     out.status = 'disabled';
     if (id === 'disable-log-reason') out.disabled_reason = host.disabledReason;
   } else if (id === 'force-down' && atLeast(v.version, 2, 11)) {
