@@ -17,6 +17,7 @@ import { TaskRegistry } from '../tasks/registry.js';
 import { TaskService } from '../tasks/service.js';
 import type { AnyTaskHandler } from '../tasks/types.js';
 import { TaskWorker, type TaskWorkerSettings } from '../tasks/worker.js';
+import { validationTaskHandlers } from '../validation/handler.js';
 
 export interface ServiceTasksDeps {
   config: ServiceConfig;
@@ -48,6 +49,7 @@ export function createServiceTasks(deps: ServiceTasksDeps): ServiceTasks {
       locks: deps.locks,
     }),
     purgeProjectHandler(),
+    ...validationTaskHandlers(),
     ...(deps.extraHandlers ?? []),
   ]);
   const worker = new TaskWorker({

@@ -127,6 +127,12 @@ describe('evacuate-compute against the simulator', () => {
   it('refuses unknown and down hosts before creating anything', async () => {
     r = await rig();
     const tasks = r.service.tasks.service;
+    expect(tasks.registry.requestable().map((h) => h.kind)).toEqual([
+      'evacuate-compute',
+      'purge-project',
+      'validate-compute',
+    ]);
+    expect(tasks.registry.kinds()).toContain('validate-compute-cleanup');
     await expect(tasks.create('evacuate-compute', { host: 'nope' }, 'alice')).rejects.toMatchObject({
       status: 404,
     });
