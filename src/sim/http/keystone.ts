@@ -409,6 +409,31 @@ export function keystoneRoutes(ks: KeystoneState, catalog: (origin: string) => C
       if (!held.includes(role)) user.roles.set(id as string, [...held, role]);
       sendEmpty(ctx, 204);
     }),
+    route('GET', '/v3/role_assignments', (ctx) => {
+      if (!requireAdmin(ctx, 'identity:list_role_assignments')) return;
+      const project = ctx.query.get('scope.project.id');
+      const userId = ctx.query.get('user.id');
+      const out: Record<string, unknown>[] = [];
+      for (const u of ks.users.values()) {
+        if (userId !== null && u.id !== userId) continue;
+        for (const [p, roles] of u.roles) {
+          if (project !== null && p !== project) continue;
+          for (const r of roles)
+            out.push({
+              role: { id: ks.roleIds.get(r) ?? r },
+              user: { id: u.id },
+              scope: { project: { id: p } },
+              links: {
+                assignment: `${ctx.origin}${KEYSTONE_PREFIX}/v3/projects/${p}/users/${u.id}/roles/${ks.roleIds.get(r) ?? r}`,
+              },
+            });
+        }
+      }
+      sendJson(ctx, 200, {
+        role_assignments: out,
+        links: { self: `${ctx.origin}${KEYSTONE_PREFIX}/v3/role_assignments`, previous: null, next: null },
+      });
+    }),
     route('GET', '/v3/projects/{id}', (ctx, [id]) => {
       if (!requireToken(ctx)) return;
       const p = ks.projects.get(id as string) ?? ks.projectByName(id as string);

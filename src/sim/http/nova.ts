@@ -389,6 +389,37 @@ export function novaRoutes(cloud: SimCloud): Route[] {
         sendJson(ctx, 200, { server_group: serverGroupView(v, g) });
       }),
     ),
+    route(
+      'DELETE',
+      '/v2.1/os-server-groups/{id}',
+      wrap(null, (ctx, _v, [id]) => {
+        const g = cloud.groupsByUuid.get(id as string);
+        if (!g || (g.projectId !== ctx.token?.projectId && !isAdmin(ctx)))
+          throw new Fault(404, `Instance group ${id} could not be found.`);
+        cloud.groupsByUuid.delete(g.uuid);
+        cloud.groups.splice(cloud.groups.indexOf(g), 1);
+        for (const m of g.members) if (cloud.groupOfServer.get(m) === g) cloud.groupOfServer.delete(m);
+        sendEmpty(ctx, 204);
+      }),
+    ),
+
+    // --- keypairs: the simulator keeps none (servers boot without one)
+    route(
+      'GET',
+      '/v2.1/os-keypairs',
+      wrap(null, (ctx, v) => {
+        if (ctx.query.has('user_id') && !(atLeast(v.version, 2, 10) && isAdmin(ctx)))
+          throw new Fault(403, "Policy doesn't allow os_compute_api:os-keypairs:index to be performed.");
+        sendJson(ctx, 200, { keypairs: [] });
+      }),
+    ),
+    route(
+      'DELETE',
+      '/v2.1/os-keypairs/{name}',
+      wrap(null, (_ctx, _v, [name]) => {
+        throw new Fault(404, `Keypair ${name} not found for user`);
+      }),
+    ),
 
     // --- migrations
     route(
