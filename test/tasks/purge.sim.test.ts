@@ -108,7 +108,7 @@ describe('purge-project against the simulator', () => {
     await until(async () => ['DONE', 'ERROR'].includes((await r!.store.tasks.get(run!.id))!.state), 30_000);
     const ran = await r.store.tasks.get(run!.id);
     expect(ran?.error).toBeNull();
-    expect((ran?.result as { deleted: Item[] }).deleted).toEqual(listed.wouldDelete);
+    expect(ran?.result).toMatchObject({ deleted: listed.wouldDelete });
     const servers = await r.session.nova.listServers();
     expect(servers.map((s) => s.id)).toEqual([id(3)]);
     expect((await r.session.nova.listServerGroups(true)).map((g) => g.id)).toEqual([]);
