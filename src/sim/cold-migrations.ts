@@ -135,7 +135,7 @@ export function startColdMigration(cloud: SimCloud, req: ColdMigrateRequest): Si
   return m;
 }
 
-function resizeMigration(cloud: SimCloud, s: SimServer, action: string): SimMigration {
+function resizeMigration(s: SimServer, action: string): SimMigration {
   if (s.vmState !== 'resized' || s.migration === null || s.migration.type !== 'migration')
     throw new SimError(409, `Cannot '${action}' instance ${s.uuid} while it is in vm_state ${s.vmState}`);
   return s.migration;
@@ -145,7 +145,7 @@ function resizeMigration(cloud: SimCloud, s: SimServer, action: string): SimMigr
 export function confirmResize(cloud: SimCloud, serverUuid: string): void {
   cloud.sync();
   const s = cloud.requireServer(serverUuid);
-  const m = resizeMigration(cloud, s, 'confirmResize');
+  const m = resizeMigration(s, 'confirmResize');
   m.status = 'confirming';
   m.updatedMs = cloud.nowMs();
   const epoch = ++m.epoch;

@@ -9,10 +9,7 @@ export class ArgsReader {
   readonly issues: InputIssue[] = [];
   private readonly raw: Record<string, unknown>;
 
-  constructor(
-    raw: unknown,
-    private readonly known: readonly string[],
-  ) {
+  constructor(raw: unknown, known: readonly string[]) {
     if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
       this.issues.push({ path: '', message: 'expected a mapping of arguments', value: raw });
       this.raw = {};
