@@ -15,6 +15,9 @@ export const API_ACTIONS = [
   'resume',
   'quarantine.release',
   'config.read',
+  'task.create',
+  'task.cancel',
+  'task.clean',
 ] as const;
 export type ApiAction = (typeof API_ACTIONS)[number];
 
@@ -38,6 +41,9 @@ export const DEFAULT_API_POLICY: ApiPolicy = {
   resume: OPERATE,
   'quarantine.release': OPERATE,
   'config.read': ['admin'],
+  'task.create': OPERATE,
+  'task.cancel': OPERATE,
+  'task.clean': OPERATE,
 };
 
 const policyFileSchema = z.strictObject(

@@ -13,6 +13,7 @@ import {
 } from 'fastify-type-provider-zod';
 import type { ServiceConfig } from '../config/types.js';
 import type { Store } from '../store/store.js';
+import type { TaskService } from '../tasks/service.js';
 import type { ApiContext, ZodApp } from './context.js';
 import type { ServiceControl } from './control.js';
 import { ApiError, sendError, toApiError } from './errors.js';
@@ -27,6 +28,7 @@ import { registerPauses } from './routes/pauses.js';
 import { registerPlans } from './routes/plans.js';
 import { registerQuarantine } from './routes/quarantine.js';
 import { registerRecords } from './routes/records.js';
+import { registerTasks } from './routes/tasks.js';
 
 export type ApiAuth =
   | { kind: 'keystone'; validator: TokenValidator; policy?: ApiPolicy }
@@ -41,6 +43,8 @@ export interface ApiOptions {
   logger?: ApiLogger;
   metrics?: ApiMetrics;
   now?: () => Date;
+  /** Operator tasks of the service in this process. */
+  tasks?: TaskService;
   /** Largest request body in bytes (default 64 KiB). */
   bodyLimit?: number;
 }
@@ -79,6 +83,7 @@ export async function buildApi(opts: ApiOptions): Promise<ZodApp> {
     config: opts.config,
     control: opts.control,
     now: opts.now ?? (() => new Date()),
+    ...(opts.tasks !== undefined ? { tasks: opts.tasks } : {}),
   };
   const auth = opts.auth;
   const policy = auth.kind === 'keystone' ? (auth.policy ?? DEFAULT_API_POLICY) : DEFAULT_API_POLICY;
@@ -178,6 +183,7 @@ export async function buildApi(opts: ApiOptions): Promise<ZodApp> {
   registerQuarantine(app, ctx);
   registerPauses(app, ctx);
   registerRecords(app, ctx);
+  registerTasks(app, ctx);
   if (opts.metrics !== undefined) opts.metrics.register(app, ctx);
 
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());

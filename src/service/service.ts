@@ -8,6 +8,8 @@ import type { Logger } from '../cloud/log.js';
 import type { CloudSession } from '../cloud/session.js';
 import { aggregateConfig } from '../config/aggregate.js';
 import type { ServiceConfig } from '../config/types.js';
+import { LocalLockService } from '../coordination/local-locks.js';
+import type { LockService } from '../coordination/locks.js';
 import { type CostEstimators, learnCosts } from '../costs/estimator.js';
 import { historyContextFromSnapshot, samplesFromHistory } from '../costs/history.js';
 import type { CostSample as LearnerSample } from '../costs/sample.js';
@@ -32,6 +34,7 @@ import { RatioWriter } from '../prevention/writer.js';
 import type { Store } from '../store/store.js';
 import { RecorderCloudReader } from './cloud-reader.js';
 import { executorSettings, loopSettings, ratioSettings, timeoutSettings } from './loop-settings.js';
+import { createServiceTasks, type ServiceTasks, type ServiceTasksDeps, taskHeldHosts } from './tasks.js';
 
 export interface ServiceDeps {
   config: ServiceConfig;
@@ -45,6 +48,10 @@ export interface ServiceDeps {
   recorder?: IncrementalOptions;
   /** Password of the notification broker, resolved by the caller from the configured secret. */
   notificationsUrl?: string | null;
+  /** Cluster-wide locks (default: in-process): tasks and the executor share the host locks. */
+  locks?: LockService;
+  /** Operator task kinds beyond the built-in ones, and worker settings (tests). */
+  tasks?: Pick<ServiceTasksDeps, 'extraHandlers' | 'worker'>;
 }
 
 export interface ServiceCycleReport extends CycleReport {
@@ -60,6 +67,9 @@ const DAY = 24 * HOUR;
 export class AicerineService {
   readonly loop: ControlLoop;
   readonly executor: ExecutorService;
+  /** Operator tasks (docs/tasks.md): the worker runs them, the API asks the task service. */
+  readonly tasks: ServiceTasks;
+  readonly locks: LockService;
   private readonly recorderReader: RecorderCloudReader;
   private readonly writer: RatioWriter;
   private estimators: CostEstimators | null = null;
@@ -86,15 +96,18 @@ export class AicerineService {
     );
     const reader: CloudReader = { read: () => this.read() };
     const settings = resolveExecutorSettings(executorSettings(config));
+    this.locks = deps.locks ?? new LocalLockService();
+    const slots = new MigrationSlots(settings.limits);
     const executor = new Executor({
       journal: store,
       cloud: new OpenStackExecutorCloud(deps.actuator.nova, deps.actuator.placement),
       clock,
       settings,
-      slots: new MigrationSlots(settings.limits),
+      slots,
       timeoutFor: (m) => this.timeoutFor(m),
       ...storeSinks(store),
       logger,
+      hostLocks: this.locks,
     });
     this.executor = new ExecutorService(executor, {
       isPaused: (aggregate) => this.isPaused(aggregate),
@@ -113,9 +126,22 @@ export class AicerineService {
       (a) => aggregateConfig(config, a).approvalExpiryMs,
     );
     this.loop = new ControlLoop(
-      { reader, store: adapter, executor: this.executor, now: () => new Date(clock.now()) },
+      {
+        reader,
+        store: adapter,
+        executor: this.executor,
+        now: () => new Date(clock.now()),
+        heldHosts: () => taskHeldHosts(this.locks),
+      },
       loopSettings(config, []),
     );
+    this.tasks = createServiceTasks({
+      ...deps,
+      locks: this.locks,
+      executor: this.executor,
+      slots,
+      ...deps.tasks,
+    });
     this.writer = new RatioWriter({
       placement: deps.actuator.placement,
       sink: store.ratioSink,
@@ -147,6 +173,7 @@ export class AicerineService {
     const resumed = await this.executor.recover();
     if (resumed.length > 0)
       logger.warn(`service: resumed ${resumed.length} unfinished execution(s) after a restart`, { resumed });
+    await this.tasks.worker.start();
     const url = this.deps.notificationsUrl;
     if (url) {
       this.listener = new NotificationListener({
@@ -167,6 +194,7 @@ export class AicerineService {
     this.timer = null;
     await this.listener?.stop();
     await this.running;
+    await this.tasks.worker.stop();
     await this.executor.idle();
   }
 

@@ -112,6 +112,17 @@ export class TaskFailedError extends Error {
   }
 }
 
+/**
+ * The task cannot go on now (the balancer executes in the aggregate, the window is closed): the
+ * worker puts it back to WAITING with this reason, and a later pass resumes it from its checkpoint.
+ */
+export class TaskWaitError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'TaskWaitError';
+  }
+}
+
 /** What a task records in the audit log, with the task as the actor's subject. */
 export interface TaskAudit {
   record(action: string, target: string, detail?: JsonValue): Promise<void>;
@@ -181,7 +192,8 @@ export interface TaskHandler<A = JsonObject, C = JsonValue> {
   preflight(args: A, ctx: PreflightContext): Promise<PlannedTask[]>;
   /**
    * Runs (or resumes, when ctx.checkpoint.load() is not null) the task. Returns the result of a
-   * DONE task; throws TaskFailedError (or anything else) for ERROR. Must be idempotent from any
+   * DONE task; throws TaskFailedError (or anything else) for ERROR, TaskWaitError to wait and
+   * resume later. Must be idempotent from any
    * checkpoint: a crash between an action and the next checkpoint repeats that action.
    */
   run(ctx: TaskContext<A, C>): Promise<JsonValue>;

@@ -28,6 +28,7 @@ import {
   TaskFailedError,
   type TaskProgress,
   type TaskRecord,
+  TaskWaitError,
 } from './types.js';
 
 export interface TaskWorkerSettings {
@@ -424,6 +425,8 @@ export class TaskWorker {
             };
           } else if (stop?.resume) {
             patch = { state: 'WAITING', waitingReason: stop.message };
+          } else if (!outcome.ok && outcome.err instanceof TaskWaitError) {
+            patch = { state: 'WAITING', waitingReason: outcome.err.message };
           } else {
             const err = outcome.err;
             patch = {

@@ -426,6 +426,29 @@ export class NovaClient {
     });
   }
 
+  /**
+   * Cold-migrates a server (Nova stops it if it runs, moves it, starts it again and waits in
+   * VERIFY_RESIZE for confirmResize). `host` needs microversion 2.56; null lets the scheduler pick.
+   */
+  async coldMigrate(serverId: string, host: string | null): Promise<void> {
+    await this.client.request({
+      method: 'POST',
+      path: `/servers/${encodeURIComponent(serverId)}/action`,
+      headers: await this.headers(),
+      body: { migrate: host === null ? null : { host } },
+    });
+  }
+
+  /** Ends a cold migration waiting in VERIFY_RESIZE: the source's claim and copy are dropped. */
+  async confirmResize(serverId: string): Promise<void> {
+    await this.client.request({
+      method: 'POST',
+      path: `/servers/${encodeURIComponent(serverId)}/action`,
+      headers: await this.headers(),
+      body: { confirmResize: null },
+    });
+  }
+
   /** The newest live migration of a server created at or after `since`, if any. */
   async latestLiveMigration(serverId: string, since?: Date): Promise<NovaMigration | undefined> {
     const all = await this.listMigrations({ serverId, migrationType: 'live-migration' });
