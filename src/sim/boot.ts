@@ -3,7 +3,8 @@
 // only the forced host's provider when one is forced), then the filters (ComputeFilter: enabled
 // and up; the requested zone), which a forced host (`availability_zone: "zone:host"`) skips.
 // A request no host passes leaves a server in ERROR with Nova's "No valid host was found."
-// fault; a placed one is BUILD (spawning) for `bootSeconds`, then ACTIVE.
+// fault (followed by "There are not enough hosts available." when the filters rejected every
+// offer); a placed one is BUILD (spawning) for `bootSeconds`, then ACTIVE.
 import { stableUuid } from './ids.js';
 import {
   COMPUTE_STATUS_DISABLED,
@@ -29,7 +30,10 @@ export interface BootRequest {
 /** Seconds a placed boot stays in BUILD (the lab's fake driver takes a few). */
 export const BOOT_SECONDS = 2;
 
+/** Nova's fault when Placement offers no candidate. */
 export const NO_VALID_HOST = 'No valid host was found. ';
+/** Nova's fault when the filters reject every candidate Placement offered. */
+export const NOT_ENOUGH_HOSTS = 'No valid host was found. There are not enough hosts available.';
 
 function requiredTraits(f: SimFlavor): string[] {
   return Object.entries(f.extraSpecs)
@@ -58,11 +62,12 @@ function passesFilters(cloud: SimCloud, h: SimHost, req: BootRequest): boolean {
 
 export function bootServer(cloud: SimCloud, req: BootRequest): SimServer {
   cloud.sync();
-  const passing = candidates(cloud, req).filter(
-    (h) => req.forcedHost !== null || passesFilters(cloud, h, req),
-  );
+  const offered = candidates(cloud, req);
+  // Placement offering nothing and the filters rejecting every offer read differently in Nova.
+  if (offered.length === 0) return failedBoot(cloud, req, NO_VALID_HOST);
+  const passing = offered.filter((h) => req.forcedHost !== null || passesFilters(cloud, h, req));
   const host = passing.sort((a, b) => a.servers.length - b.servers.length || a.index - b.index)[0];
-  if (!host) return failedBoot(cloud, req);
+  if (!host) return failedBoot(cloud, req, NOT_ENOUGH_HOSTS);
   const s = createServer(cloud, {
     name: req.name,
     host: host.name,
@@ -88,7 +93,7 @@ export function bootServer(cloud: SimCloud, req: BootRequest): SimServer {
 }
 
 /** The server Nova keeps after the scheduler found no host: ERROR, no host, the fault. */
-function failedBoot(cloud: SimCloud, req: BootRequest): SimServer {
+function failedBoot(cloud: SimCloud, req: BootRequest, message: string): SimServer {
   const now = cloud.nowMs();
   const seq = cloud.servers.length + cloud.deletedServers.length + 1;
   const s: SimServer = {
@@ -112,7 +117,7 @@ function failedBoot(cloud: SimCloud, req: BootRequest): SimServer {
     fixedLoad: undefined,
     instanceName: `instance-${seq.toString(16).padStart(8, '0')}`,
     migration: null,
-    fault: { code: 500, message: NO_VALID_HOST, createdMs: now },
+    fault: { code: 500, message, createdMs: now },
   };
   // Newest first, like every other server; no host lists it.
   for (const h of cloud.hosts)

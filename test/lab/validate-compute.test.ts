@@ -7,11 +7,11 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CloudSession } from '../../src/cloud/session.js';
 import type { ServiceConfig } from '../../src/config/types.js';
-import { ValidationCloud } from '../../src/validation/cloud.js';
+import { COMPUTE_STATUS_DISABLED, ValidationCloud } from '../../src/validation/cloud.js';
 import { batchNames } from '../../src/validation/names.js';
 import { preflight, runTask, taskRecord, validationConfig } from '../validation/context.js';
 import { type PrivateSshd, startSshd } from '../validation/sshd.js';
-import { adminSession } from './lab.js';
+import { adminSession, waitFor } from './lab.js';
 
 const HOST = 'compute6';
 let s: CloudSession;
@@ -99,6 +99,46 @@ describe('validate-compute against the lab', () => {
       status: 404,
       issues: [{ path: 'hosts[1]', value: 'canary-nohost' }],
     });
+  });
+
+  it("confirms Nova's rules the procedure relies on: a forced host meets COMPUTE_STATUS_DISABLED, a 2.74 host meets ComputeFilter", async () => {
+    await disableHost('canary-test: premise');
+    const rp = await cloud.providerOfHost(HOST);
+    expect(await s.placement.getTraits(rp)).toContain(COMPUTE_STATUS_DISABLED);
+    const image = await cloud.imageId('lab-image');
+    if (!image) throw new Error('lab: no lab-image');
+    const boot = async (name: string, where: Record<string, string>) => {
+      const res = await s.nova.client.request({
+        method: 'POST',
+        path: '/servers',
+        headers: await s.nova.headers(),
+        body: { server: { name, imageRef: image, flavorRef: 'm1.tiny', networks: 'none', ...where } },
+      });
+      const id = (res.body as { server: { id: string } }).server.id;
+      try {
+        return await waitFor(`${name} settled`, async () => {
+          const x = await cloud.getServer(id);
+          return x && (x.status === 'ERROR' || x.status === 'ACTIVE') ? x : undefined;
+        });
+      } finally {
+        await cloud.deleteServer(id);
+      }
+    };
+    // Forced host: the filters are skipped, but Placement never offers a provider with the trait.
+    const forced = await boot('canary-premise-forced', { availability_zone: `nova:${HOST}` });
+    expect(forced).toMatchObject({ status: 'ERROR', fault: 'No valid host was found. ' });
+    // 2.74 host, trait lifted: Placement offers the host, ComputeFilter still rejects it.
+    await cloud.changeProviderTraits(rp, [], [COMPUTE_STATUS_DISABLED]);
+    try {
+      // The filters' refusal reads differently from Placement's (no candidates at all).
+      const named = await boot('canary-premise-host', { host: HOST });
+      expect(named).toMatchObject({
+        status: 'ERROR',
+        fault: 'No valid host was found. There are not enough hosts available.',
+      });
+    } finally {
+      await cloud.changeProviderTraits(rp, [COMPUTE_STATUS_DISABLED], []);
+    }
   });
 
   it('passes a disabled host whose check succeeds, enables it (keepEnabled) and cleans the batch up', async () => {

@@ -110,6 +110,20 @@ describe('simulated scheduler', () => {
     });
   });
 
+  it('names the stage that refused: the filters rejecting every offer read differently from Placement offering none', async () => {
+    await disable('c2');
+    const s = await boot('all-disabled', await flavor('plain3'));
+    expect(s.server).toMatchObject({
+      status: 'ERROR',
+      fault: { message: 'No valid host was found. There are not enough hosts available.' },
+    });
+    await call(`${nova}/os-services/${h('c2').serviceUuid}`, token, {
+      method: 'PUT',
+      headers: NV,
+      body: { status: 'enabled' },
+    });
+  });
+
   it('honours a flavor requiring a trait no host has', async () => {
     const put = await call(`${placement}/traits/CUSTOM_ONLY_HERE`, token, { method: 'PUT', headers: PV });
     expect(put.status).toBe(201);
