@@ -3,6 +3,7 @@
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import type { ServiceConfig } from '../config/types.js';
 import type { Store } from '../store/store.js';
+import type { TaskService } from '../tasks/service.js';
 import type { ServiceControl } from './control.js';
 import type { Caller } from './keystone.js';
 import type { ApiAction, ApiPolicy } from './policy.js';
@@ -22,6 +23,8 @@ export interface ApiContext {
   policy: ApiPolicy;
   /** Where recorded snapshot files are written (stateDir/snapshots). */
   snapshotDir: string;
+  /** Operator tasks, when the service runs in this process (absent: /v1/tasks answers 503). */
+  tasks?: TaskService;
 }
 
 declare module 'fastify' {

@@ -17,6 +17,9 @@ export const API_ACTIONS = [
   'snapshot.record',
   'what-if',
   'config.read',
+  'task.create',
+  'task.cancel',
+  'task.clean',
 ] as const;
 export type ApiAction = (typeof API_ACTIONS)[number];
 
@@ -43,6 +46,9 @@ export const DEFAULT_API_POLICY: ApiPolicy = {
   // A what-if stores and executes nothing: whoever reads may ask one.
   'what-if': ['reader', 'member', 'admin', OPERATOR_ROLE],
   'config.read': ['admin'],
+  'task.create': OPERATE,
+  'task.cancel': OPERATE,
+  'task.clean': OPERATE,
 };
 
 const policyFileSchema = z.strictObject(

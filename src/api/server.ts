@@ -14,6 +14,7 @@ import {
 } from 'fastify-type-provider-zod';
 import type { ServiceConfig } from '../config/types.js';
 import type { Store } from '../store/store.js';
+import type { TaskService } from '../tasks/service.js';
 import type { ApiContext, ZodApp } from './context.js';
 import type { ServiceControl } from './control.js';
 import { ApiError, sendError, toApiError } from './errors.js';
@@ -35,6 +36,7 @@ import { registerSnapshots } from './routes/snapshots.js';
 import { defaultWebRoot, hasWebBuild, registerWeb } from './routes/web.js';
 import { registerWhatIf } from './routes/what-if.js';
 import type { SnapshotSource, TokenIssuer } from './sources.js';
+import { registerTasks } from './routes/tasks.js';
 
 export type ApiAuth =
   | { kind: 'keystone'; validator: TokenValidator; policy?: ApiPolicy }
@@ -55,6 +57,8 @@ export interface ApiOptions {
   logger?: ApiLogger;
   metrics?: ApiMetrics;
   now?: () => Date;
+  /** Operator tasks of the service in this process. */
+  tasks?: TaskService;
   /** Largest request body in bytes (default 64 KiB). */
   bodyLimit?: number;
   /** The built dashboard served at / (default: the package's dist/web when built; null: none). */
@@ -102,6 +106,7 @@ export async function buildApi(opts: ApiOptions): Promise<ZodApp> {
     authMode: auth.kind,
     policy,
     snapshotDir: opts.snapshotDir ?? join(opts.config.stateDir, 'snapshots'),
+    ...(opts.tasks !== undefined ? { tasks: opts.tasks } : {}),
   };
 
   app.addHook('onRequest', async (req, reply) => {
@@ -205,6 +210,7 @@ export async function buildApi(opts: ApiOptions): Promise<ZodApp> {
   registerShadowReports(app, ctx);
   registerWhatIf(app, ctx);
   registerAuth(app, ctx);
+  registerTasks(app, ctx);
   if (opts.metrics !== undefined) opts.metrics.register(app, ctx);
 
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());

@@ -131,6 +131,12 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: () => import('./commands/quarantine.js'),
   },
   {
+    name: 'tasks',
+    description:
+      'operator tasks: list, show, evacuate a host, purge a project, validate hosts, cancel, clean (through the service API)',
+    load: () => import('./commands/tasks.js'),
+  },
+  {
     name: 'pause',
     description: 'stop new migrations, everywhere or in one aggregate (through the service API)',
     load: () => import('./commands/pause.js'),

@@ -65,7 +65,7 @@ export class Actuator implements InventoryWrites {
     return this.session.nova.setServiceStatus(serviceId, status, reason);
   }
 
-  coldMigrate(serverId: string, host?: string): Promise<void> {
+  coldMigrate(serverId: string, host: string | null = null): Promise<void> {
     return this.session.nova.coldMigrate(serverId, host);
   }
 

@@ -16,7 +16,11 @@ import {
 } from './credentials.js';
 import type { CloudSession } from './session.js';
 
-/** The dedicated role names (`aicerine credentials --reader-role …`); tasks use the project-member role. */
+/**
+ * The dedicated role names (`aicerine credentials --reader-role …`). Operator tasks need admin:
+ * validate-compute creates its project, flavor, aggregate and traits, purge-project reaches
+ * another project's resources.
+ */
 export interface CredentialRoles {
   reader: string;
   actuator: string;
@@ -26,7 +30,7 @@ export interface CredentialRoles {
 export const DEFAULT_CREDENTIAL_ROLES: CredentialRoles = {
   reader: 'aicerine-reader',
   actuator: 'aicerine-actuator',
-  tasks: 'member',
+  tasks: 'admin',
 };
 
 export interface CredentialFacts {
@@ -59,7 +63,8 @@ const why: Record<CredentialKind, string> = {
   reader: 'the service reads Nova, Placement and Neutron with it, every cycle',
   actuator:
     'the service live-migrates, aborts, disables services and writes ratios with it, and with nothing else',
-  tasks: 'operator tasks create and delete canaries with it, in their own project',
+  tasks:
+    'operator tasks (validate-compute, purge-project) run with it; their canaries boot in a project of their own',
 };
 
 /** The checks of one credential, from what Keystone said about it. Pure. */

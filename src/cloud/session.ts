@@ -42,6 +42,14 @@ export interface SessionCredential {
   /** How it is named in logs and the audit log: where it comes from, never its secret. */
   label: string;
   observe?: (call: CallRecord) => Promise<void> | void;
+  /**
+   * Whether the session refuses calls outside its kind's table (default true). Only the tasks
+   * credential's administrative session sets false: validate-compute and purge-project create
+   * projects, flavors and traits and reach other projects, which no access rule can narrow
+   * (access rules exist only on application credentials, and those cannot be scoped to the
+   * canary's project). Its calls are still audited.
+   */
+  restricted?: boolean;
 }
 
 export interface CloudSession {
@@ -57,7 +65,9 @@ export interface CloudSession {
   /** The current token's details (user, project, roles). */
   token(): Promise<TokenInfo>;
   /** Set when the session was opened for one role of the service (its calls are then restricted). */
-  credential: { kind: CredentialKind; label: string } | undefined;
+  credential:
+    | { kind: CredentialKind; label: string; observe?: (call: CallRecord) => Promise<void> | void }
+    | undefined;
 }
 
 export async function openSession(opts: SessionOptions = {}): Promise<CloudSession> {
@@ -75,7 +85,12 @@ export async function openSession(opts: SessionOptions = {}): Promise<CloudSessi
   const policy: RequestPolicy | undefined = cred
     ? {
         credential: cred.label,
-        refuse: (svc, method, url, endpoint) => callRefusal(cred.kind, svc, method, url, endpoint),
+        ...(cred.restricted === false
+          ? {}
+          : {
+              refuse: (svc: string, method: string, url: URL, endpoint: URL) =>
+                callRefusal(cred.kind, svc, method, url, endpoint),
+            }),
         ...(cred.observe ? { observe: cred.observe } : {}),
       }
     : undefined;
@@ -100,6 +115,8 @@ export async function openSession(opts: SessionOptions = {}): Promise<CloudSessi
     prometheus: opts.prometheusUrl ? new PrometheusClient(opts.prometheusUrl, http) : undefined,
     service,
     token: () => auth.token(),
-    credential: cred ? { kind: cred.kind, label: cred.label } : undefined,
+    credential: cred
+      ? { kind: cred.kind, label: cred.label, ...(cred.observe ? { observe: cred.observe } : {}) }
+      : undefined,
   };
 }

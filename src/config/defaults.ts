@@ -1,6 +1,7 @@
 // Built-in defaults, written as an operator would write them in aicerine.yaml. They are
 // parsed by the same schema as the file, printed in docs/configuration.md with the reason for
 // each (DEFAULT_WHY), and chosen so that a fresh install changes nothing until told to.
+import { VALIDATION_DEFAULTS } from '../validation/settings.js';
 import type { AggregateInput, ServiceInput } from './schema.js';
 
 export const BUILTIN_AGGREGATE: AggregateInput = {
@@ -46,10 +47,24 @@ export const BUILTIN_SERVICE: ServiceInput = {
   cycleInterval: '5m',
   paused: false,
   concurrency: { global: 10 },
+  tasks: { doneRetention: '1d', evacuate: { emergency: true, mayStopMetadataKey: 'aicerine:may-stop' } },
+};
+
+/** The service defaults as the reference page shows them: the built-ins, plus the defaults of
+ * sections that are absent unless configured (tasks.validation needs an image and a check). */
+export const SERVICE_DOC_DEFAULTS: Record<string, unknown> = {
+  ...BUILTIN_SERVICE,
+  tasks: { ...BUILTIN_SERVICE.tasks, validation: VALIDATION_DEFAULTS },
 };
 
 /** Why each default is what it is, by key path (aggregate keys under `defaults.`). */
 export const DEFAULT_WHY: Record<string, string> = {
+  'tasks.validation.bootTimeout':
+    'a fake or fast hypervisor boots in seconds, a real one with a cold image cache in a few minutes',
+  'tasks.validation.sshTimeout': "cloud-init and the guest's SSH server start well after Nova says ACTIVE",
+  'tasks.validation.role':
+    "Nova's default policy lets only a project admin boot onto a named host (os_compute_api:servers:create:forced_host)",
+  'tasks.validation.ssh.address': "the canary's own address; set a template when it has no reachable one",
   allowInlineSecrets:
     'a configuration file is copied, diffed and pasted into tickets; secrets belong in clouds.yaml/secure.yaml or files readable by the service only',
   'credentials.reader': 'like every other command: OS_CLOUD, else the OS_* variables of an openrc',
@@ -70,6 +85,12 @@ export const DEFAULT_WHY: Record<string, string> = {
     'the documented defaults (docs/api.md): reader reads, operator approves and aborts, admin reads the configuration',
   'api.enabled': 'operators approve plans and Prometheus scrapes /metrics through it',
   stateDir: 'next to the configuration, like the default SQLite store',
+  'tasks.doneRetention':
+    'a day to read what a finished task did; ERROR tasks stay until an operator removes them',
+  'tasks.evacuate.emergency':
+    'an operator who empties a host now means now: waiting for the next window would leave it half-empty',
+  'tasks.evacuate.mayStopMetadataKey':
+    "stopping a guest is the owner's call: only servers marked by their owner are stopped to move them",
   cycleInterval:
     'Nova and Placement change on the scale of minutes; a cycle costs a few calls once the first full read is done',
   paused: 'running is the point of the service; the per-aggregate mode decides what it may do',

@@ -13,6 +13,7 @@ import { toInputIssues } from '../formats/schema-helpers.js';
 import { DEFAULT_POLICY } from '../policy/defaults.js';
 import { compilePolicy, loadPolicyFile } from '../policy/load.js';
 import type { Policy } from '../policy/types.js';
+import { validationSettings } from '../validation/settings.js';
 import { BUILTIN_AGGREGATE, BUILTIN_SERVICE, BUILTIN_VCPU_RATIO } from './defaults.js';
 import { formatDuration } from './duration.js';
 import { closestKey, knownKeysAt } from './json-schema.js';
@@ -350,7 +351,18 @@ export async function parseServiceConfig(doc: unknown, opts: ParseOptions): Prom
       paused: u.paused ?? b.paused ?? false,
       concurrency: { global: u.concurrency?.global ?? b.concurrency?.global ?? 1 },
       budgets: { perCycle: u.budgets?.perCycle ?? null, perDay: u.budgets?.perDay ?? null },
+      tasks: {
+        doneRetentionMs: u.tasks?.doneRetention ?? b.tasks?.doneRetention ?? 86_400_000,
+        evacuate: {
+          emergency: u.tasks?.evacuate?.emergency ?? b.tasks?.evacuate?.emergency ?? true,
+          mayStopMetadataKey:
+            u.tasks?.evacuate?.mayStopMetadataKey ??
+            b.tasks?.evacuate?.mayStopMetadataKey ??
+            'aicerine:may-stop',
+        },
+      },
       storage,
+      validation: u.tasks?.validation ? validationSettings(u.tasks.validation, opts.baseDir) : null,
       defaults,
       aggregates,
       site,

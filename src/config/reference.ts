@@ -1,7 +1,7 @@
 // docs/configuration.md, generated from the schema (descriptions, types) and the built-in
 // defaults (values and reasons), so the reference cannot drift from what the loader accepts.
 // Regenerate with `npm run docs:config`; test/config/reference.test.ts fails when it is stale.
-import { BUILTIN_AGGREGATE, BUILTIN_SERVICE, BUILTIN_VCPU_RATIO, DEFAULT_WHY } from './defaults.js';
+import { BUILTIN_AGGREGATE, BUILTIN_VCPU_RATIO, DEFAULT_WHY, SERVICE_DOC_DEFAULTS } from './defaults.js';
 import { type JsonSchemaNode, serviceJsonSchema } from './json-schema.js';
 
 interface Row {
@@ -220,7 +220,7 @@ export function configReference(): string {
   const props = root.properties ?? {};
   for (const [k, n] of Object.entries(props)) {
     if (k === 'defaults' || k === 'aggregates') continue;
-    walk(n, [k], root.required?.includes(k) ?? false, BUILTIN_SERVICE, '', service);
+    walk(n, [k], root.required?.includes(k) ?? false, SERVICE_DOC_DEFAULTS, '', service);
   }
   const aggregate: Row[] = [];
   const aggNode = objectOf(props.defaults ?? {});

@@ -235,6 +235,66 @@ export const aggregateSchema = mapping({
     .describe('nova.conf on these hosts sets ram_allocation_ratio'),
 });
 
+const sshEndpoint = {
+  user: nonEmpty().describe('user to log in as'),
+  port: posInt().optional().describe('SSH port (22 when not given)'),
+  privateKeyFile: nonEmpty().describe(
+    'file holding the private key (OpenSSH or PEM, no passphrase); relative to this file. Never the key itself',
+  ),
+};
+
+export const validationSchema = mapping({
+  image: nonEmpty().describe('Glance image of the canary, by name or id'),
+  flavor: nonEmpty().describe(
+    'existing flavor whose size the canary flavor copies; the canary flavor is a private one made per batch, requiring the batch trait',
+  ),
+  network: nonEmpty().describe(
+    'network the canary is attached to: a Neutron network uuid, `auto`, or `none` (then ssh.address must name the target)',
+  ),
+  keyPair: nonEmpty()
+    .nullable()
+    .optional()
+    .describe(
+      "key pair (of Aicerine's user) Nova puts on the canary; null: none (an image that trusts the key)",
+    ),
+  ssh: mapping({
+    ...sshEndpoint,
+    address: nonEmpty()
+      .optional()
+      .describe(
+        "where to SSH: a template with {address} (the canary's first fixed address) and {host} (the compute host name)",
+      ),
+    jump: mapping({ host: nonEmpty().describe('jump host name or address'), ...sshEndpoint })
+      .nullable()
+      .optional()
+      .describe('a bastion to connect through; null: direct'),
+  }).describe('how the check reaches the canary'),
+  check: nonEmpty().describe('command run on the canary; exit status 0 passes the host'),
+  bootTimeout: duration().optional().describe('from the boot request until the canary must be ACTIVE'),
+  sshTimeout: duration()
+    .optional()
+    .describe("from ACTIVE until the canary's SSH server must accept the login (tried every few seconds)"),
+  checkTimeout: duration().optional().describe('how long the check command may run'),
+  projectName: nonEmpty()
+    .optional()
+    .describe(
+      'dedicated project of each batch: this name, a dash and the batch id; deleted with all it holds',
+    ),
+  aggregateName: nonEmpty()
+    .optional()
+    .describe('dedicated host aggregate of each batch: this name, a dash and the batch id'),
+  traitName: z
+    .string({ error: 'expected a custom trait name such as CUSTOM_AICERINE_VALIDATION' })
+    .regex(/^CUSTOM_[A-Z0-9_]+$/, {
+      error: 'expected a custom trait name such as CUSTOM_AICERINE_VALIDATION',
+    })
+    .optional()
+    .describe('custom trait of each batch: this name, an underscore and the batch id'),
+  role: nonEmpty()
+    .optional()
+    .describe("role Aicerine's user gets on the dedicated project (it must allow booting onto a named host)"),
+});
+
 const storageKind = z.enum(['shared', 'local']);
 
 export const serviceSchema = mapping({
@@ -342,6 +402,28 @@ export const serviceSchema = mapping({
   })
     .optional()
     .describe('shared or local disks (docs/openstack.md, shared storage); below what the cloud declares'),
+  tasks: mapping({
+    doneRetention: duration().optional().describe('how long a DONE task is kept before a worker purges it'),
+    evacuate: mapping({
+      emergency: bool()
+        .optional()
+        .describe("evacuate-compute ignores the aggregate's maintenance windows, as an emergency does"),
+      mayStopMetadataKey: nonEmpty()
+        .optional()
+        .describe(
+          'server metadata key that, set to "true", lets evacuate-compute stop the server to cold-migrate it',
+        ),
+    })
+      .optional()
+      .describe('evacuate-compute (docs/tasks.md)'),
+    validation: validationSchema
+      .optional()
+      .describe(
+        'validate-compute: the canary server booted onto a host before it takes customers (docs/tasks.md)',
+      ),
+  })
+    .optional()
+    .describe('operator tasks: validate, evacuate, purge (docs/tasks.md)'),
   defaults: aggregateSchema.optional().describe('settings every aggregate inherits'),
   aggregates: map(aggregateSchema)
     .optional()
@@ -352,3 +434,4 @@ export type AggregateInput = z.input<typeof aggregateSchema>;
 export type AggregateLayer = z.output<typeof aggregateSchema>;
 export type ServiceInput = z.input<typeof serviceSchema>;
 export type ServiceParsed = z.output<typeof serviceSchema>;
+export type ValidationParsed = z.output<typeof validationSchema>;

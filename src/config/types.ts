@@ -4,6 +4,7 @@ import type { CloudConfig, EndpointInterface } from '../cloud/auth/config.js';
 import type { AggregateDeclarations, SiteDeclarations } from '../cloud/site.js';
 import type { StoragePolicy } from '../cloud/storage.js';
 import type { Policy } from '../policy/types.js';
+import type { ValidationSettings } from '../validation/settings.js';
 import type { WeeklyWindow } from './windows.js';
 
 export const AGGREGATE_MODES = ['observe', 'assisted', 'active'] as const;
@@ -112,6 +113,17 @@ export interface AggregateConfig {
   site: AggregateDeclarations;
 }
 
+/** Operator tasks (docs/tasks.md). */
+export interface TasksConfig {
+  doneRetentionMs: number;
+  evacuate: {
+    /** Ignore maintenance windows (an operator task counts as an emergency). */
+    emergency: boolean;
+    /** Server metadata key whose value "true" lets an evacuation stop the server to cold-migrate it. */
+    mayStopMetadataKey: string;
+  };
+}
+
 export interface ServiceConfig {
   /** The file it was read from, for messages. */
   file: string | undefined;
@@ -132,6 +144,9 @@ export interface ServiceConfig {
   /** Global budgets; null limits do not constrain. */
   budgets: { perCycle: number | null; perDay: number | null };
   storage: StoragePolicy | null;
+  tasks: TasksConfig;
+  /** validate-compute settings (`tasks.validation`); null: validation is not configured. */
+  validation: ValidationSettings | null;
   /** What an aggregate not listed gets. */
   defaults: AggregateConfig;
   /** The aggregates listed, each merged over the defaults. */

@@ -3,6 +3,9 @@
 // when every move is final or the window ends. A run that starts on an execution left unfinished
 // (a restart) first resolves each move from Nova's records (the drivers never send a call again
 // without knowing the previous one did nothing).
+
+import type { Lease } from '../coordination/locks.js';
+import { lockMoveHosts, type MoveHostLocks } from './host-locks.js';
 import {
   type ExecutionRecord,
   FINAL_MOVE_STATES,
@@ -78,7 +81,9 @@ export class ExecutionRun {
       this.book.counters.reconciled++;
       await this.book.audit('reconciled', rec, `found ${rec.state} (attempt ${rec.attempt}) at start`);
       const lease = slots.adopt(this.slotRequest(rec));
-      this.launch(rec.step, lease, true);
+      // Already running in Nova: it goes on whoever holds the hosts; the locks are taken if free.
+      const locked = await this.lockHosts(rec);
+      this.launch(rec.step, lease, true, locked.ok ? locked.leases : []);
     }
     let ended: 'finished' | 'aborted' = 'finished';
     for (;;) {
@@ -151,8 +156,25 @@ export class ExecutionRun {
       }
       const lease = this.book.deps.slots.tryAcquire(this.slotRequest(rec));
       if (!lease) continue;
-      this.launch(rec.step, lease, false);
+      const locked = await this.lockHosts(rec);
+      if (!locked.ok) {
+        this.book.deps.slots.release(lease);
+        if (!locked.retry) await this.book.endPending(rec, locked.why);
+        continue;
+      }
+      this.launch(rec.step, lease, false, locked.leases);
     }
+  }
+
+  private async lockHosts(rec: MoveRecord): Promise<MoveHostLocks> {
+    const locks = this.book.deps.hostLocks;
+    if (locks === undefined) return { ok: true, leases: [] };
+    return lockMoveHosts(
+      locks,
+      [rec.from, rec.to],
+      this.book.window.ownHosts ?? new Set(),
+      `executor:${this.book.execution.id} step ${rec.step}`,
+    );
   }
 
   /** null: every `after` step completed; 'wait': one is still open; else why the move cannot run. */
@@ -170,7 +192,7 @@ export class ExecutionRun {
     return { source: rec.from, dest: rec.to, aggregate: this.book.execution.aggregate };
   }
 
-  private launch(step: number, lease: SlotLease, resumed: boolean): void {
+  private launch(step: number, lease: SlotLease, resumed: boolean, hostLeases: Lease[]): void {
     const task = this.driver
       .drive(step, resumed)
       .catch((e: unknown) => {
@@ -179,6 +201,7 @@ export class ExecutionRun {
       })
       .finally(() => {
         this.book.deps.slots.release(lease);
+        for (const l of hostLeases) void l.release();
         this.book.dropComing(step);
         this.tasks.delete(step);
         this.wake();

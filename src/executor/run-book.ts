@@ -2,6 +2,7 @@
 // compare-and-set), retry times, the claims its started migrations will make on destinations,
 // counters, and the helpers that write the journal, the audit log and quarantine.
 import { type Logger, silentLogger } from '../cloud/log.js';
+import type { LockService } from '../coordination/locks.js';
 import type {
   ExecutionJournal,
   ExecutionRecord,
@@ -38,6 +39,8 @@ export interface ExecutorDeps {
   cooldowns?: CooldownSink;
   audit?: AuditSink;
   logger?: Logger;
+  /** The cluster-wide host locks (docs/tasks.md): a move holds its source and destination. */
+  hostLocks?: LockService;
 }
 
 export interface RunWindow {
@@ -50,6 +53,8 @@ export interface RunWindow {
    * flight are aborted in Nova whatever settings.onStop says.
    */
   abortRequested?: () => string | null;
+  /** Hosts whose locks the execution's starter holds itself (an evacuation task's source). */
+  ownHosts?: ReadonlySet<string>;
 }
 
 export interface RunCounters {

@@ -85,6 +85,48 @@ export class ExecutorService implements ExecutorPort {
   }
 
   /**
+   * Runs moves an operator task asks for (an evacuation's live migrations) as one execution with
+   * the given id, through the same driver, slots, journal and sinks as the balancer's, and
+   * resolves with its summary. The aggregate counts as busy meanwhile (the loop waits).
+   * `ownHosts`: host locks the task holds itself. Throws when the aggregate already runs one.
+   */
+  async runForTask(request: {
+    executionId: string;
+    aggregate: string;
+    startedBy: string;
+    moves: PlannedMove[];
+    deadline: Date | null;
+    ownHosts: ReadonlySet<string>;
+  }): Promise<ExecutionSummary> {
+    if (this.isRunning(request.aggregate)) {
+      throw new Error(`aggregate ${request.aggregate}: an execution is already running`);
+    }
+    const window = { ...this.window(request.executionId, request.aggregate, request.deadline), ownHosts: request.ownHosts };
+    const run = this.executor.start(
+      {
+        executionId: request.executionId,
+        aggregate: request.aggregate,
+        planId: null,
+        startedBy: request.startedBy,
+        moves: request.moves,
+      },
+      window,
+    );
+    this.track(request.executionId, request.aggregate, run);
+    return run;
+  }
+
+  /** Whether an execution with this id runs in this process now. */
+  isActive(executionId: string): boolean {
+    return this.active.has(executionId);
+  }
+
+  /** Resolves when the execution with this id, running here, has ended (at once when it does not run here). */
+  async ended(executionId: string): Promise<void> {
+    await this.active.get(executionId)?.done;
+  }
+
+  /**
    * Resumes, in the background, every execution a previous process left unfinished (each first
    * reconciled with Nova). Returns their ids. Call once at start-up, before the first cycle.
    */

@@ -12,7 +12,7 @@ import { planSnapshot } from '../planner/index.js';
 import { type Decision, decide } from './decide.js';
 import { assessEmergencies } from './emergencies.js';
 import { assessHealth, type HealthVerdict } from './health.js';
-import { applyHolds, cooldownHolds } from './holds.js';
+import { applyHolds, cooldownHolds, hostHolds, markHeldHosts } from './holds.js';
 import type { CloudReader, ExecutorPort, LoopStore, StoredPlanView } from './ports.js';
 import type { AggregateLoopSettings, LoopSettings } from './settings.js';
 
@@ -45,6 +45,11 @@ export interface LoopDeps {
   store: LoopStore;
   executor: ExecutorPort;
   now: () => Date;
+  /**
+   * Hosts an operator task holds (host locks not held by the executor), each with why: the loop
+   * plans no move from or to them. Throws when the locks cannot be read: the aggregate waits.
+   */
+  heldHosts?: () => Promise<ReadonlyMap<string, string>>;
 }
 
 const inAggregate = (aggregate: string) => (h: Snapshot['hosts'][number]) =>
@@ -159,7 +164,17 @@ export class ControlLoop {
     );
     await store.recordVerdict(verdict);
 
+    let heldHosts: ReadonlyMap<string, string> = new Map();
+    try {
+      heldHosts = (await this.deps.heldHosts?.()) ?? heldHosts;
+    } catch (err) {
+      return {
+        ...base,
+        summary: `host locks unreadable, nothing planned: ${err instanceof Error ? err.message : String(err)}`,
+      };
+    }
     const holds = [
+      ...hostHolds(snapshot, heldHosts),
       ...cooldownHolds(
         await store.cooldowns(new Date(now.getTime() - s.serverCooldownSeconds * 1000)),
         s.serverCooldownSeconds,
@@ -167,7 +182,7 @@ export class ControlLoop {
       ),
       ...(await store.quarantined()),
     ];
-    const planning = applyHolds(snapshot, holds);
+    const planning = markHeldHosts(applyHolds(snapshot, holds), heldHosts);
 
     const hostNames = new Set(snapshot.hosts.filter(inAggregate(s.name)).map((h) => h.name));
     const emergencies = assessEmergencies(

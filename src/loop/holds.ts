@@ -50,3 +50,31 @@ export function cooldownHolds(
   }
   return out;
 }
+
+/** Servers on hosts an operator task holds: they stay where they are while the task runs. */
+export function hostHolds(snapshot: Snapshot, held: ReadonlyMap<string, string>): ServerHold[] {
+  if (held.size === 0) return [];
+  const out: ServerHold[] = [];
+  for (const s of snapshot.servers) {
+    const why = held.get(s.host);
+    if (why !== undefined) out.push({ serverId: s.id, why: `on ${s.host}, ${why}` });
+  }
+  return out;
+}
+
+/**
+ * Held hosts are no destination either: on the loop's copy they show as disabled with the
+ * holder as the reason, which the planner's destination check reports in the plan.
+ */
+export function markHeldHosts(snapshot: Snapshot, held: ReadonlyMap<string, string>): Snapshot {
+  if (held.size === 0) return snapshot;
+  return {
+    ...snapshot,
+    hosts: snapshot.hosts.map((h) => {
+      const why = held.get(h.name);
+      return why === undefined
+        ? h
+        : { ...h, service: { ...h.service, status: 'disabled', disabledReason: why } };
+    }),
+  };
+}

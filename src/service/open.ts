@@ -75,6 +75,9 @@ export async function openServiceParts(config: ServiceConfig, logger: Logger): P
           kind: 'tasks',
           label: credentialLabel('tasks', tasksRef),
           observe: auditCalls(store.audit, logger),
+          // The administrative side of operator tasks; the canary's own project session is the
+          // restricted one (ValidationCloud.projectSession).
+          restricted: false,
         },
       })
     : null;

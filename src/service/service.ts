@@ -16,6 +16,8 @@ import type { Logger } from '../cloud/log.js';
 import type { CloudSession } from '../cloud/session.js';
 import { aggregateConfig } from '../config/aggregate.js';
 import type { ServiceConfig } from '../config/types.js';
+import { LocalLockService } from '../coordination/local-locks.js';
+import type { LockService } from '../coordination/locks.js';
 import { type CostEstimators, learnCosts } from '../costs/estimator.js';
 import { historyContextFromSnapshot, samplesFromHistory } from '../costs/history.js';
 import type { CostSample as LearnerSample } from '../costs/sample.js';
@@ -40,6 +42,7 @@ import { type RatioWritePort, RatioWriter } from '../prevention/writer.js';
 import type { Store } from '../store/store.js';
 import { RecorderCloudReader } from './cloud-reader.js';
 import { executorSettings, loopSettings, ratioSettings, timeoutSettings } from './loop-settings.js';
+import { createServiceTasks, type ServiceTasks, type ServiceTasksDeps, taskHeldHosts } from './tasks.js';
 
 export interface ServiceDeps {
   config: ServiceConfig;
@@ -48,13 +51,17 @@ export interface ServiceDeps {
   reader: CloudSession;
   /** Live-migrates, aborts and writes ratios (the actuator credential); null: nothing is ever written. */
   actuator: Actuator | null;
-  /** Operator tasks' canaries (the tasks credential, in its own project); null when not configured. */
-  tasks?: CloudSession | null;
+  /** Operator tasks' canaries and purges (the tasks credential); null when not configured. */
+  tasksSession?: CloudSession | null;
   clock: Clock;
   logger: Logger;
   recorder?: IncrementalOptions;
   /** Password of the notification broker, resolved by the caller from the configured secret. */
   notificationsUrl?: string | null;
+  /** Cluster-wide locks (default: in-process): tasks and the executor share the host locks. */
+  locks?: LockService;
+  /** Operator task kinds beyond the built-in ones, and worker settings (tests). */
+  tasks?: Pick<ServiceTasksDeps, 'extraHandlers' | 'worker'>;
 }
 
 export interface ServiceCycleReport extends CycleReport {
@@ -84,6 +91,9 @@ const DAY = 24 * HOUR;
 export class AicerineService {
   readonly loop: ControlLoop;
   readonly executor: ExecutorService;
+  /** Operator tasks (docs/tasks.md): the worker runs them, the API asks the task service. */
+  readonly tasks: ServiceTasks;
+  readonly locks: LockService;
   private readonly recorderReader: RecorderCloudReader;
   private readonly writer: RatioWriter;
   private estimators: CostEstimators | null = null;
@@ -104,11 +114,8 @@ export class AicerineService {
   private lastShadow = 0;
   private wakeRequested = false;
   readonly cycles: ServiceCycleReport[] = [];
-  /** The session operator tasks create and delete canaries with; null when not configured. */
-  readonly tasks: CloudSession | null;
 
   constructor(private readonly deps: ServiceDeps) {
-    this.tasks = deps.tasks ?? null;
     const writes = deps.actuator ?? noActuator;
     const { config, store, clock, logger } = deps;
     // The recorder dates snapshots and its changes-since on the service's clock, the one the
@@ -118,15 +125,18 @@ export class AicerineService {
     );
     const reader: CloudReader = { read: () => this.read() };
     const settings = resolveExecutorSettings(executorSettings(config));
+    this.locks = deps.locks ?? new LocalLockService();
+    const slots = new MigrationSlots(settings.limits);
     const executor = new Executor({
       journal: store,
       cloud: new OpenStackExecutorCloud(deps.reader, writes),
       clock,
       settings,
-      slots: new MigrationSlots(settings.limits),
+      slots,
       timeoutFor: (m) => this.timeoutFor(m),
       ...storeSinks(store),
       logger,
+      hostLocks: this.locks,
     });
     this.executor = new ExecutorService(executor, {
       isPaused: (aggregate) => this.isPaused(aggregate),
@@ -145,9 +155,23 @@ export class AicerineService {
       (a) => aggregateConfig(config, a).approvalExpiryMs,
     );
     this.loop = new ControlLoop(
-      { reader, store: adapter, executor: this.executor, now: () => new Date(clock.now()) },
+      {
+        reader,
+        store: adapter,
+        executor: this.executor,
+        now: () => new Date(clock.now()),
+        heldHosts: () => taskHeldHosts(this.locks),
+      },
       loopSettings(config, []),
     );
+    this.tasks = createServiceTasks({
+      ...deps,
+      tasksSession: deps.tasksSession ?? null,
+      locks: this.locks,
+      executor: this.executor,
+      slots,
+      ...deps.tasks,
+    });
     this.writer = new RatioWriter({
       placement: deps.reader.placement,
       actuator: writes,
@@ -239,6 +263,7 @@ export class AicerineService {
     const resumed = await this.executor.recover();
     if (resumed.length > 0)
       logger.warn(`service: resumed ${resumed.length} unfinished execution(s) after a restart`, { resumed });
+    await this.tasks.worker.start();
     const url = this.deps.notificationsUrl;
     if (url) {
       this.listener = new NotificationListener({
@@ -259,6 +284,7 @@ export class AicerineService {
     this.timer = null;
     await this.listener?.stop();
     await this.running;
+    await this.tasks.worker.stop();
     await this.executor.idle();
   }
 

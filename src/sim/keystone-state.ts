@@ -88,6 +88,13 @@ export class KeystoneState {
     });
   }
 
+  /** Keystone drops the project, every role assignment on it and the tokens scoped to it. */
+  deleteProject(id: string): void {
+    this.projects.delete(id);
+    for (const u of this.users.values()) u.roles.delete(id);
+    for (const [tok, t] of this.tokens) if (t.projectId === id) this.tokens.delete(tok);
+  }
+
   userByName(name: string): SimUser | undefined {
     for (const u of this.users.values()) if (u.name === name) return u;
     return undefined;

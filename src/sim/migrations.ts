@@ -80,6 +80,7 @@ export function startLiveMigration(cloud: SimCloud, req: LiveMigrateRequest): Si
   const now = cloud.nowMs();
   const id = (cloud.migrations.at(-1)?.id ?? 0) + 1;
   const m: SimMigration = {
+    type: 'live-migration',
     id,
     uuid: stableUuid(cloud.seed, 'migration', id),
     server: s,
@@ -163,7 +164,7 @@ function schedule(cloud: SimCloud, m: SimMigration): string | null {
   return null;
 }
 
-function destinationProblem(cloud: SimCloud, s: SimServer, dest: SimHost): Refusal | null {
+export function destinationProblem(cloud: SimCloud, s: SimServer, dest: SimHost): Refusal | null {
   const filter = (reason: string): Refusal => ({ reason, message: NO_VALID_HOST });
   const placement = (reason: string): Refusal => ({ reason, message: NO_VALID_HOST_PLACEMENT });
   if (dest.status === 'disabled') {
@@ -218,7 +219,7 @@ function schedulerView(cloud: SimCloud, host: string): ReadonlySet<string> {
   return new Set(ghosts.keys());
 }
 
-function addGhost(cloud: SimCloud, host: string | null, serverUuid: string): void {
+export function addGhost(cloud: SimCloud, host: string | null, serverUuid: string): void {
   const seconds = cloud.timing.schedulerSyncSeconds;
   if (host === null || seconds <= 0) return;
   const ghosts = cloud.schedulerGhosts.get(host) ?? new Map<string, number>();

@@ -18,6 +18,24 @@ export interface SimFlavor {
   ram: number;
   disk: number;
   extraSpecs: Record<string, string>;
+  /** false for a flavor created private (POST /flavors); absent: public. */
+  isPublic?: boolean;
+  /** Projects a private flavor is open to (os-flavor-access). */
+  projects?: string[];
+}
+
+/** The trait nova-compute keeps on the provider of a disabled service (synchronously, on the API call). */
+export const COMPUTE_STATUS_DISABLED = 'COMPUTE_STATUS_DISABLED';
+
+/** What Nova does on PUT /os-services: the service status and its provider's COMPUTE_STATUS_DISABLED trait. */
+export function setServiceStatus(h: SimHost, status: 'enabled' | 'disabled', reason: string | null): void {
+  h.status = status;
+  h.disabledReason = status === 'disabled' ? reason : null;
+  const has = h.rp.traits.has(COMPUTE_STATUS_DISABLED);
+  if (status === 'disabled' && !has) h.rp.traits.add(COMPUTE_STATUS_DISABLED);
+  else if (status === 'enabled' && has) h.rp.traits.delete(COMPUTE_STATUS_DISABLED);
+  else return;
+  h.rp.generation++;
 }
 
 export interface SimHost {
@@ -69,6 +87,8 @@ export interface SimServer {
   fixedLoad: { cpu?: number | undefined; memoryMB?: number | undefined } | undefined;
   instanceName: string;
   migration: SimMigration | null;
+  /** The fault Nova records on a server in ERROR (a boot the scheduler could not place). */
+  fault?: { code: number; message: string; createdMs: number };
 }
 
 export interface SimGroup {
@@ -100,12 +120,24 @@ export const MIGRATION_STATUSES = [
   'failed',
   'cancelled',
   'error',
+  // Cold migration (migration_type "migration"): pre-migrating, migrating, post-migrating,
+  // finished (the server waits in VERIFY_RESIZE), then confirming and confirmed.
+  'pre-migrating',
+  'migrating',
+  'post-migrating',
+  'finished',
+  'confirming',
+  'confirmed',
 ] as const;
 export type MigrationStatus = (typeof MIGRATION_STATUSES)[number];
 
 export interface SimMigration {
   id: number;
   uuid: string;
+  /** os-migrations' migration_type: a live migration, or a cold one (resize to the same flavor). */
+  type: 'live-migration' | 'migration';
+  /** Cold migration: the vm_state the server had (and gets back on confirm). */
+  coldFrom?: 'active' | 'stopped';
   server: SimServer;
   source: string;
   /** The destination once the scheduler chose or confirmed it. */
@@ -402,6 +434,7 @@ function buildFromSnapshot(cloud: SimCloud, snap: Snapshot, defaultMaxLm: number
     ]) {
       rp.traits.add(t);
     }
+    if (sh.service.status === 'disabled') rp.traits.add(COMPUTE_STATUS_DISABLED);
     rp.generation = 1;
     const h: SimHost = {
       name: sh.name,
@@ -619,6 +652,7 @@ function buildFromSnapshot(cloud: SimCloud, snap: Snapshot, defaultMaxLm: number
     const startedMs = Date.parse(m.startedAt);
     const finishedMs = Date.parse(m.finishedAt);
     const mig: SimMigration = {
+      type: 'live-migration',
       id: migId++,
       uuid: stableUuid(seed, 'migration', migId),
       server:

@@ -37,6 +37,13 @@ export class PlacementState {
   readonly providers = new Map<string, ResourceProvider>();
   readonly providersByName = new Map<string, ResourceProvider>();
   readonly consumers = new Map<string, Consumer>();
+  /** Custom traits created with PUT /traits/{name} (standard traits always exist). */
+  readonly customTraits = new Set<string>();
+
+  /** Whether Placement knows the trait: every standard (os-traits) name, and the custom ones created. */
+  traitExists(name: string): boolean {
+    return name.startsWith('CUSTOM_') ? this.customTraits.has(name) : /^[A-Z0-9_]+$/.test(name);
+  }
 
   addProvider(uuid: string, name: string): ResourceProvider {
     const rp: ResourceProvider = {

@@ -15,7 +15,11 @@ import {
 export interface NewServer {
   name: string;
   host: string;
-  flavor: { name: string; vcpus: number; ramMB: number; diskGB: number; extraSpecs?: Record<string, string> };
+  /** A flavor of the cloud, or a size the simulator finds or makes a flavor for. */
+  flavor:
+    | SimFlavor
+    | { name: string; vcpus: number; ramMB: number; diskGB: number; extraSpecs?: Record<string, string> };
+  userId?: string;
   uuid?: string;
   projectId?: string;
   /** Boots from a volume (shared storage) when true, else from the image. */
@@ -41,6 +45,7 @@ function renumber(cloud: SimCloud, from: number): void {
 }
 
 function flavorFor(cloud: SimCloud, f: NewServer['flavor']): SimFlavor {
+  if ('intId' in f) return f;
   const specs = f.extraSpecs ?? {};
   const key = `${f.name}|${f.vcpus}|${f.ramMB}|${f.diskGB}|${JSON.stringify(Object.entries(specs).sort())}`;
   const existing = cloud.flavors.get(key);
@@ -118,7 +123,7 @@ export function createServer(cloud: SimCloud, req: NewServer): SimServer {
     order: 0,
     name: req.name,
     projectId,
-    userId: ADMIN_USER,
+    userId: req.userId ?? ADMIN_USER,
     host: h.name,
     flavor,
     status: 'ACTIVE',

@@ -77,3 +77,4 @@ export type {
 } from './service-state.js';
 export type { NewSnapshotRecord, SnapshotRecord, SnapshotRepository } from './snapshots.js';
 export { openStore, type Store } from './store.js';
+export type { NewTask, NewTaskBatch, TaskFilter, TaskPatch, TaskRepository } from './tasks.js';

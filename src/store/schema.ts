@@ -189,6 +189,39 @@ export interface AggregateHistoryTable {
   plan_moves: number;
 }
 
+export interface TasksTable {
+  id: AutoId;
+  kind: string;
+  /** JSON object. */
+  args: string;
+  requested_by: string;
+  requested_at: number;
+  batch: string;
+  /** 0 or 1. */
+  after_batch: number;
+  state: string;
+  progress_done: number;
+  progress_total: number | null;
+  progress_detail: string;
+  /** JSON document. */
+  result: string | null;
+  error: string | null;
+  waiting_reason: string | null;
+  /** JSON array of host names. */
+  hosts: string;
+  /** JSON document. */
+  checkpoint: string | null;
+  owner: string | null;
+  /** 0 or 1. */
+  cancel_requested: number;
+  attempts: number;
+  version: number;
+  started_at: number | null;
+  heartbeat_at: number | null;
+  updated_at: number;
+  ended_at: number | null;
+}
+
 export interface Database {
   executions: ExecutionsTable;
   execution_moves: ExecutionMovesTable;
@@ -206,4 +239,5 @@ export interface Database {
   audit_log: AuditLogTable;
   service_pauses: ServicePausesTable;
   aggregate_history: AggregateHistoryTable;
+  tasks: TasksTable;
 }

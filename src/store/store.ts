@@ -24,6 +24,7 @@ import {
   type PauseRepository,
 } from './service-state.js';
 import { createSnapshotRepository, type SnapshotRepository } from './snapshots.js';
+import { createTaskRepository, type TaskRepository } from './tasks.js';
 
 export interface Store extends ExecutionJournal {
   readonly backend: StoreBackend;
@@ -43,6 +44,8 @@ export interface Store extends ExecutionJournal {
   /** Each cycle's imbalance per aggregate and dimension. */
   readonly history: HistoryRepository;
   readonly retention: RetentionRepository;
+  /** Operator tasks (docs/tasks.md). */
+  readonly tasks: TaskRepository;
   /** Closes the database (the pool on MariaDB); the store is unusable after. */
   close(): Promise<void>;
 }
@@ -72,6 +75,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     pauses: createPauseRepository(ctx),
     history: createHistoryRepository(ctx),
     retention: createRetention(ctx),
+    tasks: createTaskRepository(ctx),
     close: () => ctx.db.destroy(),
   };
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { checkPlan } from '../../src/checker/index.js';
-import { applyHolds, cooldownHolds } from '../../src/loop/holds.js';
+import { applyHolds, cooldownHolds, hostHolds, markHeldHosts } from '../../src/loop/holds.js';
 import { planSnapshot } from '../../src/planner/index.js';
 import { DEFAULT_POLICY } from '../../src/policy/defaults.js';
 import { cluster, host, server } from '../fixtures/cluster.js';
@@ -51,5 +51,41 @@ describe('holds', () => {
     const result = checkPlan(held, plan);
     expect(result.ok).toBe(false);
     expect(JSON.stringify(result.violations)).toMatch(/aicerine:hold/);
+  });
+});
+
+describe('hosts held by operator tasks', () => {
+  const three = () =>
+    cluster(
+      [
+        host('a', { aggregates: ['gold'] }),
+        host('b', { aggregates: ['gold'] }),
+        host('c', { aggregates: ['gold'] }),
+      ],
+      [
+        server('s1', 'a', { cpu: 6 }),
+        server('s2', 'a', { cpu: 6 }),
+        server('s3', 'a', { cpu: 6 }),
+        server('s4', 'c', { cpu: 1 }),
+      ],
+    );
+
+  it('plans no move from or to a held host, and says why in the plan', () => {
+    const snap = three();
+    const free = planSnapshot(snap, DEFAULT_POLICY);
+    expect(free.aggregates[0]!.moves.some((m) => m.to === 'b')).toBe(true);
+    const held = new Map([
+      ['b', 'held by task 7'],
+      ['c', 'held by task 8'],
+    ]);
+    const planning = markHeldHosts(applyHolds(snap, hostHolds(snap, held)), held);
+    expect(hostHolds(snap, held)).toEqual([{ serverId: 's4', why: 'on c, held by task 8' }]);
+    const plan = planSnapshot(planning, DEFAULT_POLICY);
+    const moves = plan.aggregates.flatMap((a) => a.moves);
+    expect(moves.filter((m) => ['b', 'c'].includes(m.to) || ['b', 'c'].includes(m.from))).toEqual([]);
+    expect(plan.aggregates[0]!.unresolved).toEqual([
+      'c cannot be drained: s4 stays, held by Aicerine: on c, held by task 8',
+    ]);
+    expect(markHeldHosts(snap, new Map())).toBe(snap);
   });
 });

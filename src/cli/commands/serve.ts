@@ -45,7 +45,7 @@ export function register(program: Command): void {
         store: parts.store,
         reader: parts.reader,
         actuator: parts.actuator,
-        tasks: parts.tasks,
+        tasksSession: parts.tasks,
         clock: systemClock,
         logger,
         recorder: parts.recorder,

@@ -426,17 +426,20 @@ export class NovaClient {
     });
   }
 
-  /** Cold migration (resize to the same flavor); `host` needs 2.56+. The server ends in VERIFY_RESIZE. */
-  async coldMigrate(serverId: string, host?: string): Promise<void> {
+  /**
+   * Cold-migrates a server (Nova stops it if it runs, moves it, starts it again and waits in
+   * VERIFY_RESIZE for confirmResize). `host` needs microversion 2.56; null lets the scheduler pick.
+   */
+  async coldMigrate(serverId: string, host: string | null): Promise<void> {
     await this.client.request({
       method: 'POST',
       path: `/servers/${encodeURIComponent(serverId)}/action`,
       headers: await this.headers(),
-      body: { migrate: host === undefined ? null : { host } },
+      body: { migrate: host === null ? null : { host } },
     });
   }
 
-  /** Confirms a cold migration that left the server in VERIFY_RESIZE. */
+  /** Ends a cold migration waiting in VERIFY_RESIZE: the source's claim and copy are dropped. */
   async confirmResize(serverId: string): Promise<void> {
     await this.client.request({
       method: 'POST',

@@ -6,7 +6,11 @@ export const destinationService: DestinationConstraint = {
   check(state, _server, to) {
     const h = state.hosts[to]!;
     if (!h.up) return { constraint: this.name, detail: `${h.name} is down or forced down` };
-    if (h.draining) return { constraint: this.name, detail: `${h.name} is disabled` };
+    if (h.draining)
+      return {
+        constraint: this.name,
+        detail: `${h.name} is disabled${h.disabledReason ? ` (${h.disabledReason})` : ''}`,
+      };
     return null;
   },
 };

@@ -46,9 +46,11 @@ export function glanceRoutes(): Route[] {
     route('GET', '/v2/images', (ctx) => {
       const id = ctx.query.get('id');
       const name = ctx.query.get('name');
+      const owner = ctx.query.get('owner');
       const match =
         (id === null || id === SIM_IMAGE_ID || id === `in:${SIM_IMAGE_ID}`) &&
-        (name === null || name === 'sim-image');
+        (name === null || name === 'sim-image') &&
+        owner === null;
       sendJson(ctx, 200, {
         images: match ? [imageView()] : [],
         first: '/v2/images',

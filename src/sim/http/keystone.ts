@@ -157,6 +157,15 @@ export function keystoneRoutes(ks: KeystoneState, catalog: (origin: string) => C
     return t;
   };
 
+  const requireAdmin = (ctx: Ctx, action: string): TokenInfo | null => {
+    const t = requireToken(ctx);
+    if (t && !t.roles.includes('admin')) {
+      keystoneError(ctx, 403, `You are not authorized to perform the requested action: ${action}.`);
+      return null;
+    }
+    return t;
+  };
+
   const appCredView = (ctx: Ctx, c: AppCredential, secret?: string): Record<string, unknown> => ({
     id: c.id,
     name: c.name,
@@ -338,10 +347,91 @@ export function keystoneRoutes(ks: KeystoneState, catalog: (origin: string) => C
     route('GET', '/v3/projects', (ctx) => {
       const t = requireToken(ctx);
       if (!t) return;
-      const list = [...ks.projects.values()].filter((p) => t.roles.includes('admin') || p.id === t.projectId);
+      const name = ctx.query.get('name');
+      const list = [...ks.projects.values()].filter(
+        (p) => (t.roles.includes('admin') || p.id === t.projectId) && (name === null || p.name === name),
+      );
       sendJson(ctx, 200, {
         projects: list.map((p) => projectView(ctx, p.id, p.name)),
         links: { self: `${ctx.origin}${KEYSTONE_PREFIX}/v3/projects`, previous: null, next: null },
+      });
+    }),
+    route('POST', '/v3/projects', (ctx) => {
+      if (!requireAdmin(ctx, 'identity:create_project')) return;
+      const p = isRecord(ctx.body) && isRecord(ctx.body.project) ? ctx.body.project : null;
+      const name = p ? str(p.name) : undefined;
+      if (!p || !name) {
+        return keystoneError(ctx, 400, "Invalid input for field 'project': 'name' is a required property");
+      }
+      const domainId = str(p.domain_id) ?? DOMAIN.id;
+      if (domainId !== DOMAIN.id) return keystoneError(ctx, 404, `Could not find domain: ${domainId}.`);
+      if (ks.projectByName(name)) {
+        return keystoneError(
+          ctx,
+          409,
+          `Conflict occurred attempting to store project - it is not permitted to have two projects with the same name in the same domain : ${name}.`,
+        );
+      }
+      const id = keystoneId('project', name, String(ks.projects.size));
+      ks.projects.set(id, { id, name });
+      sendJson(ctx, 201, { project: projectView(ctx, id, name) });
+    }),
+    route('DELETE', '/v3/projects/{id}', (ctx, [id]) => {
+      if (!requireAdmin(ctx, 'identity:delete_project')) return;
+      if (!ks.projects.has(id as string)) return keystoneError(ctx, 404, `Could not find project: ${id}.`);
+      ks.deleteProject(id as string);
+      sendEmpty(ctx, 204);
+    }),
+    route('GET', '/v3/roles', (ctx) => {
+      if (!requireToken(ctx)) return;
+      const name = ctx.query.get('name');
+      const roles = [...ks.roleIds].filter(([n]) => name === null || n === name);
+      sendJson(ctx, 200, {
+        roles: roles.map(([n, id]) => ({
+          id,
+          name: n,
+          domain_id: null,
+          description: null,
+          options: {},
+          links: { self: `${ctx.origin}${KEYSTONE_PREFIX}/v3/roles/${id}` },
+        })),
+        links: { self: `${ctx.origin}${KEYSTONE_PREFIX}/v3/roles`, previous: null, next: null },
+      });
+    }),
+    route('PUT', '/v3/projects/{id}/users/{uid}/roles/{rid}', (ctx, [id, uid, rid]) => {
+      if (!requireAdmin(ctx, 'identity:create_grant')) return;
+      const role = [...ks.roleIds].find(([, x]) => x === rid)?.[0];
+      const user = ks.users.get(uid as string);
+      if (!ks.projects.has(id as string)) return keystoneError(ctx, 404, `Could not find project: ${id}.`);
+      if (!user) return keystoneError(ctx, 404, `Could not find user: ${uid}.`);
+      if (!role) return keystoneError(ctx, 404, `Could not find role: ${rid}.`);
+      const held = user.roles.get(id as string) ?? [];
+      if (!held.includes(role)) user.roles.set(id as string, [...held, role]);
+      sendEmpty(ctx, 204);
+    }),
+    route('GET', '/v3/role_assignments', (ctx) => {
+      if (!requireAdmin(ctx, 'identity:list_role_assignments')) return;
+      const project = ctx.query.get('scope.project.id');
+      const userId = ctx.query.get('user.id');
+      const out: Record<string, unknown>[] = [];
+      for (const u of ks.users.values()) {
+        if (userId !== null && u.id !== userId) continue;
+        for (const [p, roles] of u.roles) {
+          if (project !== null && p !== project) continue;
+          for (const r of roles)
+            out.push({
+              role: { id: ks.roleIds.get(r) ?? r },
+              user: { id: u.id },
+              scope: { project: { id: p } },
+              links: {
+                assignment: `${ctx.origin}${KEYSTONE_PREFIX}/v3/projects/${p}/users/${u.id}/roles/${ks.roleIds.get(r) ?? r}`,
+              },
+            });
+        }
+      }
+      sendJson(ctx, 200, {
+        role_assignments: out,
+        links: { self: `${ctx.origin}${KEYSTONE_PREFIX}/v3/role_assignments`, previous: null, next: null },
       });
     }),
     route('GET', '/v3/projects/{id}', (ctx, [id]) => {

@@ -7,10 +7,13 @@ import { type Route, route, sendJson } from './respond.js';
 export const NEUTRON_PREFIX = '/network';
 
 export function neutronRoutes(cloud: SimCloud): Route[] {
+  /** Ports deleted through the API (the others come and go with their servers). */
+  const deleted = new Set<string>();
   const ports = (): { id: string; server: SimServer }[] =>
     cloud.servers
       .filter((s) => s.sriov)
-      .map((s) => ({ id: stableUuid(cloud.seed, 'port', s.uuid), server: s }));
+      .map((s) => ({ id: stableUuid(cloud.seed, 'port', s.uuid), server: s }))
+      .filter((p) => !deleted.has(p.id));
   return [
     route('GET', '', (ctx) =>
       sendJson(ctx, 200, {
@@ -27,11 +30,14 @@ export function neutronRoutes(cloud: SimCloud): Route[] {
       const q = ctx.query;
       const types = q.getAll('binding:vnic_type');
       const device = q.get('device_id');
+      const project = q.get('project_id') ?? q.get('tenant_id');
       const fields = q.getAll('fields');
       const limit = q.has('limit') ? Number(q.get('limit')) : Infinity;
       let list = ports().filter(
         (p) =>
-          (types.length === 0 || types.includes('direct')) && (device === null || p.server.uuid === device),
+          (types.length === 0 || types.includes('direct')) &&
+          (device === null || p.server.uuid === device) &&
+          (project === null || p.server.projectId === project),
       );
       const marker = q.get('marker');
       if (marker !== null) {
@@ -64,6 +70,17 @@ export function neutronRoutes(cloud: SimCloud): Route[] {
         ];
       }
       sendJson(ctx, 200, body);
+    }),
+    route('DELETE', '/v2.0/ports/{id}', (ctx, [id]) => {
+      if (!ports().some((p) => p.id === id)) {
+        sendJson(ctx, 404, {
+          NeutronError: { type: 'PortNotFound', message: `Port ${id} could not be found.`, detail: '' },
+        });
+        return;
+      }
+      deleted.add(id as string);
+      ctx.res.writeHead(204);
+      ctx.res.end();
     }),
   ];
 }

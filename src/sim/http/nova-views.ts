@@ -42,7 +42,7 @@ export function flavorView(v: ViewCtx, f: SimFlavor, detail: boolean): Record<st
     'OS-FLV-DISABLED:disabled': false,
     disk: f.disk,
     'OS-FLV-EXT-DATA:ephemeral': 0,
-    'os-flavor-access:is_public': true,
+    'os-flavor-access:is_public': f.isPublic ?? true,
     ram: f.ram,
     swap: atLeast(v.version, 2, 75) ? 0 : '',
     vcpus: f.vcpus,
@@ -157,8 +157,9 @@ export function serverView(
     user_id: s.userId,
   };
   if (admin) {
-    out['OS-EXT-SRV-ATTR:host'] = s.host;
-    out['OS-EXT-SRV-ATTR:hypervisor_hostname'] = s.host;
+    // A server the scheduler placed nowhere has no host.
+    out['OS-EXT-SRV-ATTR:host'] = s.host || null;
+    out['OS-EXT-SRV-ATTR:hypervisor_hostname'] = s.host || null;
     out['OS-EXT-SRV-ATTR:instance_name'] = s.instanceName;
     if (atLeast(v.version, 2, 3)) {
       Object.assign(out, {
@@ -171,6 +172,9 @@ export function serverView(
         'OS-EXT-SRV-ATTR:user_data': null,
       });
     }
+  }
+  if (s.fault && (s.status === 'ERROR' || s.status === 'DELETED')) {
+    out.fault = { code: s.fault.code, created: novaTime(s.fault.createdMs), message: s.fault.message };
   }
   if (atLeast(v.version, 2, 9)) out.locked = false;
   if (atLeast(v.version, 2, 16)) {
@@ -350,7 +354,7 @@ export function serverGroupView(v: ViewCtx, g: SimGroup): Record<string, unknown
 const IN_PROGRESS = new Set(['queued', 'preparing', 'running']);
 
 export function isInProgressLive(m: SimMigration): boolean {
-  return IN_PROGRESS.has(m.status);
+  return m.type === 'live-migration' && IN_PROGRESS.has(m.status);
 }
 
 export function migrationView(v: ViewCtx, m: SimMigration): Record<string, unknown> {
@@ -371,7 +375,7 @@ export function migrationView(v: ViewCtx, m: SimMigration): Record<string, unkno
     updated_at: m.updatedMs === null ? null : novaTime(m.updatedMs),
   };
   if (atLeast(v.version, 2, 23)) {
-    out.migration_type = 'live-migration';
+    out.migration_type = m.type;
     if (isInProgressLive(m)) out.links = links(v, `servers/${m.server.uuid}/migrations`, m.id);
   }
   if (atLeast(v.version, 2, 59)) out.uuid = m.uuid;

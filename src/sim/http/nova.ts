@@ -1,5 +1,7 @@
 // Nova v2.1: the calls Aicerine and the openstack CLI make, with Nova's microversion handling,
 // pagination (limit/marker and `*_links` next), policy checks and fault bodies.
+
+import { confirmResize, startColdMigration } from '../cold-migrations.js';
 import {
   ASYNC_LIVE_MIGRATE_CHECKS,
   abortMigration,
@@ -13,6 +15,7 @@ import {
   type SimHost,
   type SimMigration,
   type SimServer,
+  setServiceStatus,
   upperBound,
 } from '../model.js';
 import { pauseOrUnpause } from '../pause.js';
@@ -32,6 +35,7 @@ import {
   serviceView,
   type ViewCtx,
 } from './nova-views.js';
+import { novaWriteRoutes } from './nova-writes.js';
 import { type Ctx, isRecord, type Route, route, sendEmpty, sendJson, str } from './respond.js';
 
 export const NOVA_PREFIX = '/compute';
@@ -61,7 +65,7 @@ export function novaFault(ctx: Ctx, code: number, message: string): void {
   );
 }
 
-class Fault extends Error {
+export class Fault extends Error {
   constructor(
     readonly code: number,
     message: string,
@@ -93,7 +97,8 @@ function versionDoc(origin: string): Record<string, unknown> {
   };
 }
 
-type NovaHandler = (ctx: Ctx, v: ViewCtx, params: string[]) => void;
+export type NovaHandler = (ctx: Ctx, v: ViewCtx, params: string[]) => void;
+export type NovaWrap = (policy: string | null, h: NovaHandler) => (ctx: Ctx, params: string[]) => void;
 
 export function novaRoutes(cloud: SimCloud): Route[] {
   const wrap =
@@ -384,6 +389,37 @@ export function novaRoutes(cloud: SimCloud): Route[] {
         sendJson(ctx, 200, { server_group: serverGroupView(v, g) });
       }),
     ),
+    route(
+      'DELETE',
+      '/v2.1/os-server-groups/{id}',
+      wrap(null, (ctx, _v, [id]) => {
+        const g = cloud.groupsByUuid.get(id as string);
+        if (!g || (g.projectId !== ctx.token?.projectId && !isAdmin(ctx)))
+          throw new Fault(404, `Instance group ${id} could not be found.`);
+        cloud.groupsByUuid.delete(g.uuid);
+        cloud.groups.splice(cloud.groups.indexOf(g), 1);
+        for (const m of g.members) if (cloud.groupOfServer.get(m) === g) cloud.groupOfServer.delete(m);
+        sendEmpty(ctx, 204);
+      }),
+    ),
+
+    // --- keypairs: the simulator keeps none (servers boot without one)
+    route(
+      'GET',
+      '/v2.1/os-keypairs',
+      wrap(null, (ctx, v) => {
+        if (ctx.query.has('user_id') && !(atLeast(v.version, 2, 10) && isAdmin(ctx)))
+          throw new Fault(403, "Policy doesn't allow os_compute_api:os-keypairs:index to be performed.");
+        sendJson(ctx, 200, { keypairs: [] });
+      }),
+    ),
+    route(
+      'DELETE',
+      '/v2.1/os-keypairs/{name}',
+      wrap(null, (_ctx, _v, [name]) => {
+        throw new Fault(404, `Keypair ${name} not found for user`);
+      }),
+    ),
 
     // --- migrations
     route(
@@ -391,6 +427,7 @@ export function novaRoutes(cloud: SimCloud): Route[] {
       '/v2.1/os-migrations',
       wrap('os_compute_api:os-migrations:index', (ctx, v) => listMigrations(ctx, v, cloud)),
     ),
+    ...novaWriteRoutes(cloud, wrap),
   ];
 }
 
@@ -540,14 +577,21 @@ function safeRegex(s: string): RegExp | null {
   }
 }
 
-function findFlavor(cloud: SimCloud, id: string) {
+export function findFlavor(cloud: SimCloud, id: string) {
   for (const f of cloud.flavors.values()) if (f.id === id) return f;
   throw new Fault(404, `Flavor ${id} could not be found.`);
 }
 
 function listFlavors(ctx: Ctx, v: ViewCtx, cloud: SimCloud, detail: boolean): void {
   const limit = Math.min(intParam(ctx.query.get('limit'), 'limit') ?? NOVA_MAX_LIMIT, NOVA_MAX_LIMIT);
-  const all = [...cloud.flavors.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  // Nova: is_public=None (admin) lists every flavor; otherwise the public ones and the private
+  // ones open to the token's project.
+  const everything =
+    ctx.query.get('is_public')?.toLowerCase() === 'none' && ctx.token?.roles.includes('admin');
+  const project = ctx.token?.projectId ?? '';
+  const all = [...cloud.flavors.values()]
+    .filter((f) => everything || f.isPublic !== false || (f.projects ?? []).includes(project))
+    .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   let start = 0;
   const marker = ctx.query.get('marker');
   if (marker !== null) {
@@ -624,10 +668,6 @@ function listMigrations(ctx: Ctx, v: ViewCtx, cloud: SimCloud): void {
   }
   const projectId = atLeast(v.version, 2, 80) ? q.get('project_id') : null;
   const userId = atLeast(v.version, 2, 80) ? q.get('user_id') : null;
-  if (type !== null && type !== 'live-migration') {
-    sendJson(ctx, 200, { migrations: [] });
-    return;
-  }
   // Newest first (created_at desc, id desc): ids grow with creation time.
   const base = instance !== null ? (cloud.migrationsOfServer.get(instance) ?? []) : cloud.migrations;
   let i = base.length - 1;
@@ -642,6 +682,7 @@ function listMigrations(ctx: Ctx, v: ViewCtx, cloud: SimCloud): void {
     const m = base[i] as SimMigration;
     if (host !== null && m.source !== host && m.dest !== host) continue;
     if (status !== null && m.status !== status) continue;
+    if (type !== null && m.type !== type) continue;
     if (sourceCompute !== null && m.source !== sourceCompute) continue;
     // Nova compares updated_at, which is null until the record is first saved again: a
     // migration the conductor has not picked up yet matches neither filter.
@@ -692,13 +733,8 @@ function updateService(ctx: Ctx, v: ViewCtx, cloud: SimCloud, id: string): void 
         "At least one of 'status' or 'forced_down' must be specified in the request body.",
       );
     }
-    if (status === 'enabled') {
-      h.status = 'enabled';
-      h.disabledReason = null;
-    } else if (status === 'disabled') {
-      h.status = 'disabled';
-      h.disabledReason = str(body.disabled_reason) ?? null;
-    }
+    if (status === 'enabled') setServiceStatus(h, 'enabled', null);
+    else if (status === 'disabled') setServiceStatus(h, 'disabled', str(body.disabled_reason) ?? null);
     if (typeof body.forced_down === 'boolean') h.forcedDown = body.forced_down;
     sendJson(ctx, 200, { service: serviceView(v, computeServiceRow(cloud, h)) });
     return;
@@ -713,12 +749,14 @@ function updateService(ctx: Ctx, v: ViewCtx, cloud: SimCloud, id: string): void 
   }
   const out: Record<string, unknown> = { host: host.name, binary: 'nova-compute' };
   if (id === 'enable') {
-    host.status = 'enabled';
-    host.disabledReason = null;
+    setServiceStatus(host, 'enabled', null);
     out.status = 'enabled';
   } else if (id === 'disable' || id === 'disable-log-reason') {
-    host.status = 'disabled';
-    host.disabledReason = id === 'disable-log-reason' ? (str(body.disabled_reason) ?? null) : null;
+    setServiceStatus(
+      host,
+      'disabled',
+      id === 'disable-log-reason' ? (str(body.disabled_reason) ?? null) : null,
+    );
     out.status = 'disabled';
     if (id === 'disable-log-reason') out.disabled_reason = host.disabledReason;
   } else if (id === 'force-down' && atLeast(v.version, 2, 11)) {
@@ -762,6 +800,36 @@ function serverAction(ctx: Ctx, v: ViewCtx, cloud: SimCloud, id: string): void {
       ),
     });
     sendEmpty(ctx, 202, { 'Content-Type': 'application/json' });
+    return;
+  }
+  if ('migrate' in body) {
+    if (!ctx.token?.roles.includes('admin'))
+      throw new Fault(403, "Policy doesn't allow os_compute_api:os-migrate-server:migrate to be performed.");
+    const s = visibleServer(ctx, cloud, id);
+    const args = body.migrate;
+    let host: string | null = null;
+    if (args !== null) {
+      // A host to go to from 2.56; before, the body is {"migrate": null}.
+      if (!atLeast(v.version, 2, 56) || !isRecord(args))
+        throw new Fault(400, `Invalid input for field/attribute migrate. Value: ${JSON.stringify(args)}.`);
+      for (const k of Object.keys(args))
+        if (k !== 'host')
+          throw new Fault(
+            400,
+            `Invalid input for field/attribute migrate. Value: ${JSON.stringify(args)}. Additional properties are not allowed ('${k}' was unexpected)`,
+          );
+      const h = args.host === null || args.host === undefined ? null : str(args.host);
+      if (h === undefined)
+        throw new Fault(400, `Invalid input for field/attribute host. Value: ${String(args.host)}.`);
+      host = h;
+    }
+    startColdMigration(cloud, { serverUuid: s.uuid, host, userId: ctx.token.userId });
+    sendEmpty(ctx, 202, { 'Content-Type': 'application/json' });
+    return;
+  }
+  if ('confirmResize' in body) {
+    confirmResize(cloud, visibleServer(ctx, cloud, id).uuid);
+    sendEmpty(ctx, 204);
     return;
   }
   if ('pause' in body || 'unpause' in body) {

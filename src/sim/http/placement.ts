@@ -3,7 +3,7 @@
 import type { SimCloud } from '../model.js';
 import type { InventoryRecord, ResourceProvider } from '../placement-state.js';
 import { atLeast, fmt, PLACEMENT_VERSIONS, requestedVersion, type Version } from './microversion.js';
-import { type Ctx, isRecord, type Route, route, sendJson } from './respond.js';
+import { type Ctx, isRecord, type Route, route, sendEmpty, sendJson } from './respond.js';
 
 export const PLACEMENT_PREFIX = '/placement';
 
@@ -173,6 +173,8 @@ export function placementRoutes(cloud: SimCloud): Route[] {
         }
         if (required) {
           const traits = required.split(',');
+          const unknown = traits.map((t) => t.replace(/^!/, '')).filter((t) => !p.traitExists(t));
+          if (unknown.length) throw new PlacementFault(400, `No such trait(s): ${unknown.join(', ')}`);
           list = list.filter((rp) =>
             traits.every((t) => (t.startsWith('!') ? !rp.traits.has(t.slice(1)) : rp.traits.has(t))),
           );
@@ -286,6 +288,77 @@ export function placementRoutes(cloud: SimCloud): Route[] {
         if (!atLeast(v, 1, 6)) throw new PlacementFault(404, 'The resource could not be found.');
         const rp = rpOr404(uuid as string);
         sendJson(ctx, 200, { traits: [...rp.traits], resource_provider_generation: rp.generation });
+      }),
+    ),
+    route(
+      'PUT',
+      '/resource_providers/{uuid}/traits',
+      wrap((ctx, v, [uuid]) => {
+        if (!atLeast(v, 1, 6)) throw new PlacementFault(404, 'The resource could not be found.');
+        const rp = rpOr404(uuid as string);
+        const body = isRecord(ctx.body) ? ctx.body : null;
+        const traits = body && Array.isArray(body.traits) ? body.traits : null;
+        if (!body || typeof body.resource_provider_generation !== 'number' || !traits) {
+          throw new PlacementFault(
+            400,
+            `JSON does not validate: 'resource_provider_generation' and 'traits' are required properties  On instance:     ${JSON.stringify(ctx.body)}`,
+          );
+        }
+        const names = traits.filter((t): t is string => typeof t === 'string');
+        const unknown = names.filter((t) => !p.traitExists(t));
+        if (unknown.length) throw new PlacementFault(400, `No such trait(s): ${unknown.join(', ')}`);
+        if (body.resource_provider_generation !== rp.generation) {
+          throw new PlacementFault(
+            409,
+            'resource provider generation conflict',
+            'placement.concurrent_update',
+          );
+        }
+        rp.traits = new Set(names);
+        rp.generation++;
+        sendJson(ctx, 200, { traits: [...rp.traits], resource_provider_generation: rp.generation });
+      }),
+    ),
+    route(
+      'GET',
+      '/traits/{name}',
+      wrap((ctx, v, [name]) => {
+        if (!atLeast(v, 1, 6)) throw new PlacementFault(404, 'The resource could not be found.');
+        if (!p.traitExists(name as string)) throw new PlacementFault(404, `No such trait(s): ${name}.`);
+        sendEmpty(ctx, 204);
+      }),
+    ),
+    route(
+      'PUT',
+      '/traits/{name}',
+      wrap((ctx, v, [name]) => {
+        if (!atLeast(v, 1, 6)) throw new PlacementFault(404, 'The resource could not be found.');
+        const n = name as string;
+        if (!/^CUSTOM_[A-Z0-9_]+$/.test(n)) {
+          throw new PlacementFault(
+            400,
+            `The trait is invalid. A valid trait must be no longer than 255 characters, start with the prefix "CUSTOM_" and use following characters: "A"-"Z", "0"-"9" and "_"`,
+          );
+        }
+        const created = !p.customTraits.has(n);
+        p.customTraits.add(n);
+        ctx.headers.location = `/traits/${n}`;
+        sendEmpty(ctx, created ? 201 : 204);
+      }),
+    ),
+    route(
+      'DELETE',
+      '/traits/{name}',
+      wrap((ctx, v, [name]) => {
+        if (!atLeast(v, 1, 6)) throw new PlacementFault(404, 'The resource could not be found.');
+        const n = name as string;
+        if (!n.startsWith('CUSTOM_')) throw new PlacementFault(400, `Cannot delete standard trait ${n}.`);
+        if (!p.customTraits.has(n)) throw new PlacementFault(404, `No such trait(s): ${n}`);
+        if ([...p.providers.values()].some((rp) => rp.traits.has(n))) {
+          throw new PlacementFault(409, `The trait ${n} is in use by a resource provider.`);
+        }
+        p.customTraits.delete(n);
+        sendEmpty(ctx, 204);
       }),
     ),
     route(

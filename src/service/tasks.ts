@@ -1,0 +1,97 @@
+// Operator tasks inside the service: the registry of kinds, the worker and the task service the
+// API uses, wired to the same store, locks, executor and slots as the balancer.
+
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Actuator } from '../cloud/actuator.js';
+import type { Logger } from '../cloud/log.js';
+import type { CloudSession } from '../cloud/session.js';
+import type { ServiceConfig } from '../config/types.js';
+import { hostOfLockName, LOCK_NAMES, type LockService } from '../coordination/locks.js';
+import type { Clock } from '../executor/ports.js';
+import type { ExecutorService } from '../executor/service.js';
+import type { MigrationSlots } from '../executor/slots.js';
+import type { Store } from '../store/store.js';
+import { evacuateComputeHandler } from '../tasks/kinds/evacuate-compute.js';
+import { purgeProjectHandler } from '../tasks/kinds/purge-project.js';
+import { TaskRegistry } from '../tasks/registry.js';
+import { TaskService } from '../tasks/service.js';
+import type { AnyTaskHandler } from '../tasks/types.js';
+import { TaskWorker, type TaskWorkerSettings } from '../tasks/worker.js';
+import { validationTaskHandlers } from '../validation/handler.js';
+
+export interface ServiceTasksDeps {
+  config: ServiceConfig;
+  store: Store;
+  reader: CloudSession;
+  actuator: Actuator | null;
+  tasksSession: CloudSession | null;
+  clock: Clock;
+  logger: Logger;
+  locks: LockService;
+  executor: ExecutorService;
+  slots: MigrationSlots;
+  /** Kinds beyond the built-in ones (tests). */
+  extraHandlers?: AnyTaskHandler[];
+  worker?: Partial<TaskWorkerSettings>;
+}
+
+export interface ServiceTasks {
+  registry: TaskRegistry;
+  worker: TaskWorker;
+  service: TaskService;
+}
+
+export function createServiceTasks(deps: ServiceTasksDeps): ServiceTasks {
+  const registry = new TaskRegistry([
+    evacuateComputeHandler({
+      executor: deps.executor,
+      journal: deps.store,
+      slots: deps.slots,
+      locks: deps.locks,
+    }),
+    purgeProjectHandler(),
+    ...validationTaskHandlers(),
+    ...(deps.extraHandlers ?? []),
+  ]);
+  const worker = new TaskWorker({
+    id: `worker:${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`,
+    tasks: deps.store.tasks,
+    audit: deps.store.audit,
+    locks: deps.locks,
+    registry,
+    reader: deps.reader,
+    actuator: deps.actuator,
+    tasksSession: deps.tasksSession,
+    config: deps.config,
+    clock: deps.clock,
+    logger: deps.logger,
+    settings: { doneRetentionMs: deps.config.tasks.doneRetentionMs, ...deps.worker },
+  });
+  const service = new TaskService({
+    tasks: deps.store.tasks,
+    locks: deps.locks,
+    registry,
+    reader: deps.reader,
+    actuator: deps.actuator,
+    tasksSession: deps.tasksSession,
+    config: deps.config,
+    clock: deps.clock,
+    workerStatus: () => worker.status(),
+  });
+  return { registry, worker, service };
+}
+
+/**
+ * Hosts held by operator tasks (every host lock but the executor's own moves), with why: the
+ * control loop plans nothing from or to them. Throws when the locks cannot be read.
+ */
+export async function taskHeldHosts(locks: LockService): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  for (const l of await locks.list(LOCK_NAMES.hostPrefix)) {
+    const host = hostOfLockName(l.name);
+    if (host !== null && !l.owner.startsWith('executor:'))
+      out.set(host, `held by ${l.owner.replace(/^task:/, 'task ')}`);
+  }
+  return out;
+}

@@ -1,0 +1,166 @@
+// What the API asks of tasks: create (parse, preflight, insert — under the table lock, so a
+// conflicting request is refused with 409 against what is really unfinished), cancel, clean,
+// list and show. Every write is a decision under `tasks/table` (or `tasks/purge-done`).
+
+import { randomUUID } from 'node:crypto';
+import type { Actuator } from '../cloud/actuator.js';
+import type { CloudSession } from '../cloud/session.js';
+import type { ServiceConfig } from '../config/types.js';
+import { LOCK_NAMES, type LockService, withLock } from '../coordination/locks.js';
+import { InputError } from '../errors.js';
+import type { Clock } from '../executor/ports.js';
+import type { Page, PageRequest } from '../store/paging.js';
+import type { TaskFilter, TaskRepository } from '../store/tasks.js';
+import type { TaskRegistry } from './registry.js';
+import { type TaskRecord, TaskRequestError } from './types.js';
+import type { TaskWorkerStatus } from './worker.js';
+
+/** The task table is busy (another decision holds its lock) or the lock backend is unreachable. */
+export class TaskTableUnavailableError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'TaskTableUnavailableError';
+  }
+}
+
+export interface TaskServiceDeps {
+  tasks: TaskRepository;
+  locks: LockService;
+  registry: TaskRegistry;
+  reader: CloudSession;
+  actuator: Actuator | null;
+  /** The tasks credential's session (canaries, purges); null when not configured. */
+  tasksSession: CloudSession | null;
+  config: ServiceConfig;
+  clock: Clock;
+  /** The worker of this process, for its status (null when none runs here). */
+  workerStatus: () => TaskWorkerStatus | null;
+}
+
+/** How long a request waits for the table lock held by another decision. */
+const LOCK_WAIT_MS = 10_000;
+const LOCK_RETRY_MS = 100;
+
+export class TaskService {
+  constructor(private readonly deps: TaskServiceDeps) {}
+
+  get registry(): TaskRegistry {
+    return this.deps.registry;
+  }
+
+  workerStatus(): TaskWorkerStatus | null {
+    return this.deps.workerStatus();
+  }
+
+  list(filter: TaskFilter, page: PageRequest): Promise<Page<TaskRecord>> {
+    return this.deps.tasks.list(filter, page);
+  }
+
+  get(id: string): Promise<TaskRecord | null> {
+    return this.deps.tasks.get(id);
+  }
+
+  /**
+   * Checks the request (400 malformed, 404 unknown names, 409 conflicts) and creates its tasks,
+   * SCHEDULED. Throws TaskRequestError and writes nothing when refused.
+   */
+  async create(kind: string, rawArgs: unknown, requestedBy: string): Promise<TaskRecord[]> {
+    const handler = this.deps.registry.get(kind);
+    if (handler === undefined || handler.internal === true) {
+      const known = this.deps.registry.requestable().map((h) => h.kind);
+      throw new TaskRequestError(
+        400,
+        `kind: no task kind ${JSON.stringify(kind)} (known: ${known.join(', ')})`,
+        [{ path: 'kind', message: `expected one of ${known.join(', ')}`, value: kind }],
+      );
+    }
+    let args: unknown;
+    try {
+      args = handler.parse(rawArgs ?? {});
+    } catch (err) {
+      if (!(err instanceof InputError)) throw err;
+      const issues = err.issues.map((i) => ({ ...i, path: i.path === '' ? 'args' : `args.${i.path}` }));
+      throw new TaskRequestError(400, new InputError(issues).message, issues);
+    }
+    const { tasks, clock } = this.deps;
+    return this.decide(`api:${requestedBy}`, async () => {
+      const unfinished = await tasks.unfinished();
+      const planned = await handler.preflight(args, {
+        reader: this.deps.reader,
+        actuator: this.deps.actuator,
+        tasks: this.deps.tasksSession,
+        config: this.deps.config,
+        unfinished: async () => unfinished,
+        clock,
+      });
+      return tasks.create({
+        requestedBy,
+        requestedAt: new Date(clock.now()).toISOString(),
+        batch: randomUUID(),
+        tasks: planned.map((p) => ({
+          kind: p.kind,
+          args: p.args,
+          hosts: p.hosts,
+          afterBatch: p.afterBatch === true,
+        })),
+      });
+    });
+  }
+
+  /**
+   * SCHEDULED or WAITING: ends in ERROR now. RUNNING: asks its run to stop (it ends in ERROR at
+   * its next safe point). 404 unknown, 409 already ended.
+   */
+  async cancel(id: string, by: string): Promise<TaskRecord> {
+    const { tasks, clock } = this.deps;
+    return this.decide(`api:${by}`, async () => {
+      const task = await tasks.get(id);
+      if (task === null) throw new TaskRequestError(404, `no task ${id}`);
+      if (task.state === 'DONE' || task.state === 'ERROR')
+        throw new TaskRequestError(409, `task ${id} already ended ${task.state}`);
+      const at = new Date(clock.now()).toISOString();
+      const patch =
+        task.state === 'RUNNING'
+          ? { cancelRequested: true }
+          : { state: 'ERROR' as const, error: `cancelled by ${by}`, endedAt: at, cancelRequested: true };
+      const updated = await tasks.update(id, task.version, patch, at);
+      if (updated === null) throw new TaskTableUnavailableError(`task ${id} changed meanwhile; ask again`);
+      return updated;
+    });
+  }
+
+  /** Removes DONE tasks that ended before `before` (default: now); never other states. */
+  async clean(before: string | null): Promise<number> {
+    const cutoff = before ?? new Date(this.deps.clock.now()).toISOString();
+    const out = await this.withRetries(LOCK_NAMES.tasksPurgeDone, 'api:clean', () =>
+      this.deps.tasks.deleteDone(cutoff),
+    );
+    return out;
+  }
+
+  private decide<T>(owner: string, fn: () => Promise<T>): Promise<T> {
+    return this.withRetries(LOCK_NAMES.tasksTable, owner, fn);
+  }
+
+  private async withRetries<T>(name: string, owner: string, fn: () => Promise<T>): Promise<T> {
+    const until = Date.now() + LOCK_WAIT_MS;
+    for (;;) {
+      let outcome: Awaited<ReturnType<typeof withLock<T>>>;
+      try {
+        outcome = await withLock(this.deps.locks, name, owner, fn);
+      } catch (err) {
+        if (err instanceof TaskRequestError || !(err instanceof Error) || err.name !== 'LockUnavailableError')
+          throw err;
+        throw new TaskTableUnavailableError(
+          `the lock backend is unreachable; nothing was written: ${err.message}`,
+        );
+      }
+      if (outcome.acquired) return outcome.value;
+      if (Date.now() >= until)
+        throw new TaskTableUnavailableError(
+          `the lock ${name} stayed held by ${outcome.holder?.owner ?? 'someone else'}; nothing was written, try again`,
+        );
+      await new Promise((r) => setTimeout(r, LOCK_RETRY_MS));
+    }
+  }
+}

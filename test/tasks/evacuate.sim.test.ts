@@ -1,0 +1,209 @@
+// evacuate-compute through the whole service against the simulator: disable, live through the
+// executor, cold with confirmResize for what may stop, the rest listed; asked again, nothing to do.
+import { Actuator } from '../../src/cloud/actuator.js';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { silentLogger } from '../../src/cloud/log.js';
+import { openSession } from '../../src/cloud/session.js';
+import { parseServiceConfig } from '../../src/config/load.js';
+import type { Host, Server, Snapshot } from '../../src/model/snapshot.js';
+import { AicerineService } from '../../src/service/service.js';
+import { SimClock } from '../../src/sim/clock.js';
+import { simAdminConfig } from '../../src/sim/connect-info.js';
+import { type SimServerHandle, startSimServer } from '../../src/sim/http/server.js';
+import { staticLoadModel } from '../../src/sim/load.js';
+import { SimCloud } from '../../src/sim/model.js';
+import { openStore, type Store } from '../../src/store/store.js';
+import { until } from './rig.js';
+
+const SPEED = 100;
+
+function host(name: string): Host {
+  return {
+    name,
+    availabilityZone: 'nova',
+    aggregates: ['agg'],
+    service: { state: 'up', status: 'enabled', forcedDown: false },
+    inventory: {
+      VCPU: { total: 32, reserved: 0, allocationRatio: 4 },
+      MEMORY_MB: { total: 65536, reserved: 0, allocationRatio: 1 },
+      DISK_GB: { total: 4000, reserved: 0, allocationRatio: 1 },
+    },
+    usage: {},
+  };
+}
+
+const id = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
+function server(n: number, extra: Partial<Server> = {}): Server {
+  return {
+    id: id(n),
+    name: `vm-${n}`,
+    projectId: 'e0000000000000000000000000000001',
+    host: 'c5',
+    status: 'ACTIVE',
+    taskState: null,
+    flavor: { name: 'f4', vcpus: 2, ramMB: 4096, diskGB: 20 },
+    sharedStorage: true,
+    ...extra,
+  };
+}
+const pinned = {
+  name: 'pinned',
+  vcpus: 2,
+  ramMB: 4096,
+  diskGB: 20,
+  extraSpecs: { 'hw:cpu_policy': 'dedicated' },
+};
+
+function world(): Snapshot {
+  return {
+    format: 'aicerine-snapshot/1',
+    takenAt: new Date().toISOString(),
+    source: 'test',
+    hosts: ['c1', 'c2', 'c3', 'c5'].map(host),
+    servers: [
+      server(1),
+      server(2),
+      server(3, { status: 'SHUTOFF' }),
+      server(4, { flavor: pinned, metadata: { 'aicerine:may-stop': 'true' } }),
+      server(5, { flavor: pinned }),
+      server(6, { host: 'c1' }),
+    ],
+    serverGroups: [],
+  };
+}
+
+interface Rig {
+  sim: SimServerHandle;
+  store: Store;
+  service: AicerineService;
+  dir: string;
+}
+let r: Rig | undefined;
+afterEach(async () => {
+  if (!r) return;
+  await r.service.stop();
+  await r.store.close();
+  await r.sim.close();
+  await rm(r.dir, { recursive: true, force: true });
+  r = undefined;
+});
+
+async function rig(): Promise<Rig> {
+  const cloud = new SimCloud(world(), { clock: new SimClock({ speed: SPEED }), load: staticLoadModel() });
+  const sim = await startSimServer({ cloud, password: 'secret' });
+  const dir = await mkdtemp(join(tmpdir(), 'aic-evac-'));
+  const { config } = await parseServiceConfig(
+    {
+      openstack: { reader: { cloud: 'unused' }, actuator: { cloud: 'unused' } },
+      store: { url: 'sqlite:aicerine.db' },
+      defaults: { mode: 'observe', concurrency: { perSourceHost: 2 } },
+    },
+    { baseDir: dir },
+  );
+  const session = await openSession({
+    config: simAdminConfig(sim.authUrl, 'secret', 'evacuate test (simulator)'),
+    retry: { maxRetries: 3, initialDelayMs: 10, maxDelayMs: 100 },
+  });
+  const store = await openStore({ kind: 'sqlite', path: join(dir, 'aicerine.db') });
+  const service = new AicerineService({
+    config,
+    store,
+    reader: session,
+    actuator: await Actuator.open({ config: session.config, credential: { label: 'actuator (test)' } }),
+    tasksSession: session,
+    clock: {
+      now: () => cloud.clock.nowMs(),
+      sleep: (ms) => new Promise((res) => setTimeout(res, Math.max(0, ms / SPEED))),
+    },
+    logger: silentLogger,
+    recorder: { historyDays: 1 },
+    tasks: { worker: { pollMs: 50, heartbeatMs: 50 } },
+  });
+  return { sim, store, service, dir };
+}
+
+describe('evacuate-compute against the simulator', () => {
+  it('refuses unknown and down hosts before creating anything', async () => {
+    r = await rig();
+    const tasks = r.service.tasks.service;
+    expect(tasks.registry.requestable().map((h) => h.kind)).toEqual([
+      'evacuate-compute',
+      'purge-project',
+      'validate-compute',
+    ]);
+    expect(tasks.registry.kinds()).toContain('validate-compute-cleanup');
+    await expect(tasks.create('evacuate-compute', { host: 'nope' }, 'alice')).rejects.toMatchObject({
+      status: 404,
+    });
+    await expect(
+      tasks.create('evacuate-compute', { host: 'c5', target: 'c5' }, 'alice'),
+    ).rejects.toMatchObject({
+      status: 400,
+    });
+    await expect(tasks.create('evacuate-compute', { host: 'c5', extra: 1 }, 'alice')).rejects.toMatchObject({
+      status: 400,
+      issues: [{ path: 'args.extra' }],
+    });
+    r.sim.cloud.requireHost('c3').status = 'disabled';
+    await expect(
+      tasks.create('evacuate-compute', { host: 'c5', target: 'c3' }, 'alice'),
+    ).rejects.toMatchObject({
+      status: 409,
+    });
+    expect((await r.store.tasks.list()).items).toEqual([]);
+  });
+
+  it('moves live what can, cold what may stop, lists the rest; asked again, does nothing', async () => {
+    r = await rig();
+    const tasks = r.service.tasks.service;
+    const [t] = await tasks.create('evacuate-compute', { host: 'c5' }, 'alice');
+    await expect(tasks.create('evacuate-compute', { host: 'c5' }, 'bob')).rejects.toMatchObject({
+      status: 409,
+    });
+    await r.service.tasks.worker.start();
+    await until(async () => ['DONE', 'ERROR'].includes((await r!.store.tasks.get(t!.id))!.state), 60_000);
+    const done = await r.store.tasks.get(t!.id);
+    expect(done?.error).toBeNull();
+    expect(done?.state).toBe('DONE');
+    const result = done?.result as {
+      liveMigrated: { server: string; to: string }[];
+      coldMigrated: { server: string; to: string }[];
+      cannotMove: { server: string; why: string }[];
+      disabledReason: string;
+    };
+    expect(result.liveMigrated.map((m) => m.server).sort()).toEqual([id(1), id(2)]);
+    expect(result.coldMigrated.map((m) => m.server).sort()).toEqual([id(3), id(4)]);
+    expect(result.cannotMove).toEqual([
+      { server: id(5), name: 'vm-5', why: expect.stringContaining('may not be stopped') },
+    ]);
+    const cloud = r.sim.cloud;
+    expect(cloud.requireHost('c5').status).toBe('disabled');
+    expect(cloud.requireHost('c5').disabledReason).toBe(
+      `aicerine task ${t!.id}: evacuate-compute requested by alice`,
+    );
+    for (const n of [1, 2, 3, 4]) expect(cloud.requireServer(id(n)).host).not.toBe('c5');
+    expect(cloud.requireServer(id(3)).status).toBe('SHUTOFF');
+    expect(cloud.requireServer(id(4)).status).toBe('ACTIVE');
+    expect(cloud.migrations.filter((m) => m.type === 'migration').map((m) => m.status)).toEqual([
+      'confirmed',
+      'confirmed',
+    ]);
+    // The live migrations went through the executor: journaled, started by the task.
+    const executions = await r.store.executions.list();
+    expect(executions.items.map((e) => e.startedBy)).toEqual([`task:${t!.id}`]);
+    expect(await r.service.locks.list('host/')).toEqual([]);
+    const audit = await r.store.audit.list({ actor: `task:${t!.id}` });
+    expect(audit.items.map((a) => a.action)).toContain('task.cold-migrate');
+
+    // Idempotent: asked again, it finds only what cannot move.
+    const [again] = await tasks.create('evacuate-compute', { host: 'c5' }, 'alice');
+    await until(async () => (await r!.store.tasks.get(again!.id))!.state === 'DONE', 30_000);
+    const second = (await r.store.tasks.get(again!.id))?.result as typeof result;
+    expect(second.liveMigrated).toEqual([]);
+    expect(second.coldMigrated).toEqual([]);
+    expect(second.cannotMove.map((c) => c.server)).toEqual([id(5)]);
+  });
+});

@@ -1,0 +1,122 @@
+// purge-project against the simulator: the inventory (servers, their ports, server groups; what
+// is skipped and why), a dry run equal to the run, dependency order, refusals before anything.
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Snapshot } from '../../src/model/snapshot.js';
+import { keystoneId } from '../../src/sim/ids.js';
+import { purgeProjectHandler } from '../../src/tasks/kinds/purge-project.js';
+import { type TaskRig, taskRig, until } from './rig.js';
+
+const P = 'e0000000000000000000000000000001';
+const Q = 'e0000000000000000000000000000002';
+const id = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
+const GROUP = '00000000-0000-4000-9000-000000000001';
+
+function world(): Snapshot {
+  const server = (n: number, projectId: string, sriov = false) => ({
+    id: id(n),
+    name: `vm-${n}`,
+    projectId,
+    host: 'c1',
+    status: 'ACTIVE',
+    taskState: null,
+    flavor: { name: 'f', vcpus: 1, ramMB: 1024, diskGB: 10 },
+    sharedStorage: true,
+    sriov,
+  });
+  return {
+    format: 'aicerine-snapshot/1',
+    takenAt: '2026-11-30T20:00:00Z',
+    source: 'purge-test',
+    hosts: [
+      {
+        name: 'c1',
+        availabilityZone: 'nova',
+        aggregates: [],
+        service: { state: 'up', status: 'enabled', forcedDown: false },
+        inventory: {
+          VCPU: { total: 32, reserved: 0, allocationRatio: 4 },
+          MEMORY_MB: { total: 65536, reserved: 0, allocationRatio: 1 },
+          DISK_GB: { total: 4000, reserved: 0, allocationRatio: 1 },
+        },
+        usage: {},
+      },
+    ],
+    servers: [server(1, P), server(2, P, true), server(3, Q, true)],
+    serverGroups: [
+      { id: GROUP, name: 'web', policy: 'anti-affinity', members: [id(1), id(2)], projectId: P },
+    ],
+  };
+}
+
+let r: TaskRig | undefined;
+afterEach(async () => {
+  await r?.close();
+  r = undefined;
+});
+
+type Item = { kind: string; id: string };
+
+describe('purge-project against the simulator', () => {
+  it('refuses an unknown project and its own, before creating anything', async () => {
+    r = await taskRig(world(), [purgeProjectHandler({ pollMs: 20 })]);
+    await expect(r.service.create('purge-project', { project: 'nope' }, 'alice')).rejects.toMatchObject({
+      status: 404,
+    });
+    await expect(r.service.create('purge-project', { project: 'admin' }, 'alice')).rejects.toMatchObject({
+      status: 409,
+    });
+    await expect(
+      r.service.create('purge-project', { project: P, dryRun: 'yes' }, 'alice'),
+    ).rejects.toMatchObject({
+      status: 400,
+      issues: [{ path: 'args.dryRun' }],
+    });
+    expect((await r.store.tasks.list()).items).toEqual([]);
+  });
+
+  it('a dry run lists exactly what the run deletes, in dependency order; other projects stay', async () => {
+    r = await taskRig(world(), [purgeProjectHandler({ pollMs: 20 })]);
+    // demo also has a role on P, and on its own project: its keypairs are not P's to delete.
+    const identity = r.session.service('identity');
+    const roles = (await identity.get('/roles', { name: 'member' })) as { roles: { id: string }[] };
+    const demo = keystoneId('user', 'demo');
+    await identity.request({
+      method: 'PUT',
+      path: `/projects/${P}/users/${demo}/roles/${roles.roles[0]!.id}`,
+    });
+
+    const w = r.worker('w1');
+    await w.start();
+    const [dry] = await r.service.create('purge-project', { project: P, dryRun: true }, 'alice');
+    await until(async () => (await r!.store.tasks.get(dry!.id))?.state === 'DONE');
+    const listed = (await r.store.tasks.get(dry!.id))?.result as {
+      wouldDelete: Item[];
+      skipped: { what: string; why: string }[];
+    };
+    expect(listed.wouldDelete.map((i) => i.kind)).toEqual(['server', 'server', 'port', 'server-group']);
+    expect(listed.wouldDelete.filter((i) => i.kind === 'server').map((i) => i.id)).toEqual([id(1), id(2)]);
+    expect(listed.wouldDelete.find((i) => i.kind === 'server-group')?.id).toBe(GROUP);
+    expect(listed.skipped).toEqual(
+      expect.arrayContaining([
+        { what: `keypairs of user ${demo}`, why: 'the user has roles in other projects too' },
+        { what: 'volumes', why: 'no block-storage service in the catalog' },
+      ]),
+    );
+    expect(r.sim.cloud.requireServer(id(1)).status).toBe('ACTIVE');
+
+    const [run] = await r.service.create('purge-project', { project: P }, 'alice');
+    await until(async () => ['DONE', 'ERROR'].includes((await r!.store.tasks.get(run!.id))!.state), 30_000);
+    const ran = await r.store.tasks.get(run!.id);
+    expect(ran?.error).toBeNull();
+    expect(ran?.result).toMatchObject({ deleted: listed.wouldDelete });
+    const servers = await r.session.nova.listServers();
+    expect(servers.map((s) => s.id)).toEqual([id(3)]);
+    expect((await r.session.nova.listServerGroups(true)).map((g) => g.id)).toEqual([]);
+    const ports = (await r.session.service('network').get('/v2.0/ports')) as {
+      ports: { project_id: string }[];
+    };
+    expect(ports.ports.map((p) => p.project_id)).toEqual([Q]);
+    const audit = await r.store.audit.list({ action: 'task.purge-delete' });
+    expect(audit.items).toHaveLength(4);
+  });
+});
