@@ -33,10 +33,10 @@ import { registerQuarantine } from './routes/quarantine.js';
 import { registerRecords } from './routes/records.js';
 import { registerShadowReports } from './routes/shadow.js';
 import { registerSnapshots } from './routes/snapshots.js';
+import { registerTasks } from './routes/tasks.js';
 import { defaultWebRoot, hasWebBuild, registerWeb } from './routes/web.js';
 import { registerWhatIf } from './routes/what-if.js';
 import type { SnapshotSource, TokenIssuer } from './sources.js';
-import { registerTasks } from './routes/tasks.js';
 
 export type ApiAuth =
   | { kind: 'keystone'; validator: TokenValidator; policy?: ApiPolicy }

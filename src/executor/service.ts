@@ -101,7 +101,10 @@ export class ExecutorService implements ExecutorPort {
     if (this.isRunning(request.aggregate)) {
       throw new Error(`aggregate ${request.aggregate}: an execution is already running`);
     }
-    const window = { ...this.window(request.executionId, request.aggregate, request.deadline), ownHosts: request.ownHosts };
+    const window = {
+      ...this.window(request.executionId, request.aggregate, request.deadline),
+      ownHosts: request.ownHosts,
+    };
     const run = this.executor.start(
       {
         executionId: request.executionId,

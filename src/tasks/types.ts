@@ -214,13 +214,19 @@ export type AnyTaskHandler = TaskHandler<unknown, unknown>;
 /** The actuator a task needs to change the cloud; without one the request is refused (409). */
 export function requireActuator(ctx: { actuator: Actuator | null }, kind: string): Actuator {
   if (ctx.actuator === null)
-    throw new TaskRequestError(409, `${kind} needs the actuator credential (credentials.actuator), which is not configured`);
+    throw new TaskRequestError(
+      409,
+      `${kind} needs the actuator credential (credentials.actuator), which is not configured`,
+    );
   return ctx.actuator;
 }
 
 /** The tasks credential a task creates and deletes with; without one the request is refused (409). */
 export function requireTasksSession(ctx: { tasks: CloudSession | null }, kind: string): CloudSession {
   if (ctx.tasks === null)
-    throw new TaskRequestError(409, `${kind} needs the tasks credential (credentials.tasks), which is not configured`);
+    throw new TaskRequestError(
+      409,
+      `${kind} needs the tasks credential (credentials.tasks), which is not configured`,
+    );
   return ctx.tasks;
 }

@@ -5,8 +5,8 @@
 // A task holds `host/<host>` locks on its hosts while it runs, so the balancer keeps off them and
 // it never starts on a host the executor is migrating to or from.
 
-import type { Logger } from '../cloud/log.js';
 import type { Actuator } from '../cloud/actuator.js';
+import type { Logger } from '../cloud/log.js';
 import type { CloudSession } from '../cloud/session.js';
 import type { ServiceConfig } from '../config/types.js';
 import {

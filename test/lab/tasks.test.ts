@@ -2,12 +2,13 @@
 // this suite may disable; destinations compute1..4 through an aggregate of its own), the purge
 // of a project made here, and two workers racing for the same tasks. Everything created has the
 // prefix `tasks-`; compute5 is enabled again after each test.
-import { Actuator } from '../../src/cloud/actuator.js';
+
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { Actuator } from '../../src/cloud/actuator.js';
 import { silentLogger } from '../../src/cloud/log.js';
 import { type CloudSession, openSession } from '../../src/cloud/session.js';
 import { parseServiceConfig } from '../../src/config/load.js';

@@ -1,10 +1,11 @@
 // evacuate-compute through the whole service against the simulator: disable, live through the
 // executor, cold with confirmResize for what may stop, the rest listed; asked again, nothing to do.
-import { Actuator } from '../../src/cloud/actuator.js';
+
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { Actuator } from '../../src/cloud/actuator.js';
 import { silentLogger } from '../../src/cloud/log.js';
 import { openSession } from '../../src/cloud/session.js';
 import { parseServiceConfig } from '../../src/config/load.js';

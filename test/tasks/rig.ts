@@ -1,10 +1,11 @@
 // A task rig: the simulator over HTTP with the real clients on it, a SQLite store, the in-process
 // locks, a registry, the task service and workers built on demand. `clock.now` is settable so
 // heartbeats can go stale without waiting.
-import { Actuator } from '../../src/cloud/actuator.js';
+
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Actuator } from '../../src/cloud/actuator.js';
 import { silentLogger } from '../../src/cloud/log.js';
 import { type CloudSession, openSession } from '../../src/cloud/session.js';
 import { parseServiceConfig } from '../../src/config/load.js';

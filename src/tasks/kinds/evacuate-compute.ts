@@ -19,9 +19,9 @@ import { estimateMigrationSeconds } from '../../planner/cost-model.js';
 import {
   type JsonObject,
   type PreflightContext,
+  requireActuator,
   type TaskContext,
   type TaskHandler,
-  requireActuator,
   TaskRequestError,
   TaskWaitError,
 } from '../types.js';
