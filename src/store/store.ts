@@ -10,8 +10,9 @@ import { type CooldownRepository, createCooldownRepository } from './cooldowns.j
 import { type CostSampleRepository, createCostSampleRepository } from './cost-samples.js';
 import { createDataHealthRepository, type DataHealthRepository } from './data-health.js';
 import { createExecutionRepository, type ExecutionRepository } from './executions.js';
-import { createJournal } from './journal.js';
+import { createJournal, type FenceOf } from './journal.js';
 import { migrateToLatest } from './migrations.js';
+import { createOwnershipRepository, type OwnershipRepository } from './ownership.js';
 import { createPlanRepository, type PlanRepository } from './plans.js';
 import { createQuarantineRepository, type QuarantineRepository } from './quarantine.js';
 import { createRatioChangeRepository, type RatioChangeRepository } from './ratio-changes.js';
@@ -33,6 +34,13 @@ export interface Store extends ExecutionJournal {
   readonly snapshots: SnapshotRepository;
   readonly audit: AuditLogRepository;
   readonly retention: RetentionRepository;
+  /** Replicas: the newest owner's fence per aggregate. */
+  readonly ownership: OwnershipRepository;
+  /**
+   * The journal as one replica among several writes it: every write checks, in its transaction,
+   * that the fence `fenceOf` gives for the execution's aggregate is not older than the recorded one.
+   */
+  fencedJournal(fenceOf: FenceOf): ExecutionJournal;
   /** Closes the database (the pool on MariaDB); the store is unusable after. */
   close(): Promise<void>;
 }
@@ -60,6 +68,8 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     snapshots: createSnapshotRepository(ctx),
     audit: createAuditLogRepository(ctx),
     retention: createRetention(ctx),
+    ownership: createOwnershipRepository(ctx),
+    fencedJournal: (fenceOf) => createJournal(ctx, fenceOf),
     close: () => ctx.db.destroy(),
   };
 }
