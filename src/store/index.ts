@@ -76,3 +76,4 @@ export {
 } from './retention.js';
 export type { NewSnapshotRecord, SnapshotRecord, SnapshotRepository } from './snapshots.js';
 export { openStore, type Store } from './store.js';
+export type { NewTask, NewTaskBatch, TaskFilter, TaskPatch, TaskRepository } from './tasks.js';

@@ -276,6 +276,50 @@ function preventionRecords(backend: StoreBackend): Migration {
   };
 }
 
+// Operator tasks (docs/tasks.md): one row per task. `version` grows with every write, so a
+// decision made on a stale read (a second worker, a lapsed lock) changes nothing.
+function taskTable(backend: StoreBackend): Migration {
+  const LONG = longTextType(backend);
+  return {
+    async up(db: Kysely<unknown>): Promise<void> {
+      const s = db.schema;
+      await tableOptions(
+        backend,
+        s
+          .createTable('tasks')
+          .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+          .addColumn('kind', KEY, (c) => c.notNull())
+          .addColumn('args', LONG, (c) => c.notNull())
+          .addColumn('requested_by', KEY, (c) => c.notNull())
+          .addColumn('requested_at', TIME, (c) => c.notNull())
+          .addColumn('batch', KEY, (c) => c.notNull())
+          .addColumn('after_batch', 'integer', (c) => c.notNull())
+          .addColumn('state', 'varchar(16)', (c) => c.notNull())
+          .addColumn('progress_done', 'integer', (c) => c.notNull())
+          .addColumn('progress_total', 'integer')
+          .addColumn('progress_detail', 'text', (c) => c.notNull())
+          .addColumn('result', LONG)
+          .addColumn('error', 'text')
+          .addColumn('waiting_reason', 'text')
+          .addColumn('hosts', 'text', (c) => c.notNull())
+          .addColumn('checkpoint', LONG)
+          .addColumn('owner', KEY)
+          .addColumn('cancel_requested', 'integer', (c) => c.notNull())
+          .addColumn('attempts', 'integer', (c) => c.notNull())
+          .addColumn('version', 'integer', (c) => c.notNull())
+          .addColumn('started_at', TIME)
+          .addColumn('heartbeat_at', TIME)
+          .addColumn('updated_at', TIME, (c) => c.notNull())
+          .addColumn('ended_at', TIME),
+      ).execute();
+      await s.createIndex('tasks_state').on('tasks').columns(['state', 'id']).execute();
+      await s.createIndex('tasks_kind').on('tasks').columns(['kind', 'id']).execute();
+      await s.createIndex('tasks_batch').on('tasks').columns(['batch', 'id']).execute();
+      await s.createIndex('tasks_ended_at').on('tasks').columns(['state', 'ended_at']).execute();
+    },
+  };
+}
+
 // Replicas: the newest owner's fence per aggregate (a write with an older one is refused), and the
 // fence that wrote each move's current state.
 function ownership(backend: StoreBackend): Migration {
@@ -301,6 +345,7 @@ export function storeMigrations(backend: StoreBackend): Record<string, Migration
   return {
     '0001-initial-schema': initialSchema(backend),
     '0002-prevention-records': preventionRecords(backend),
+    '0004-tasks': taskTable(backend),
     '0005-ownership': ownership(backend),
   };
 }

@@ -171,6 +171,39 @@ export interface AuditLogTable {
   at: number;
 }
 
+export interface TasksTable {
+  id: AutoId;
+  kind: string;
+  /** JSON object. */
+  args: string;
+  requested_by: string;
+  requested_at: number;
+  batch: string;
+  /** 0 or 1. */
+  after_batch: number;
+  state: string;
+  progress_done: number;
+  progress_total: number | null;
+  progress_detail: string;
+  /** JSON document. */
+  result: string | null;
+  error: string | null;
+  waiting_reason: string | null;
+  /** JSON array of host names. */
+  hosts: string;
+  /** JSON document. */
+  checkpoint: string | null;
+  owner: string | null;
+  /** 0 or 1. */
+  cancel_requested: number;
+  attempts: number;
+  version: number;
+  started_at: number | null;
+  heartbeat_at: number | null;
+  updated_at: number;
+  ended_at: number | null;
+}
+
 /** The newest owner of each aggregate that wrote to the store (replicas, src/store/ownership.ts). */
 export interface AggregateOwnersTable {
   aggregate: string;
@@ -194,5 +227,6 @@ export interface Database {
   data_health: DataHealthTable;
   snapshots: SnapshotsTable;
   audit_log: AuditLogTable;
+  tasks: TasksTable;
   aggregate_owners: AggregateOwnersTable;
 }

@@ -19,6 +19,7 @@ import { createRatioChangeRepository, type RatioChangeRepository } from './ratio
 import { createRatioChangeSink } from './ratio-sink.js';
 import { createRetention, type RetentionRepository } from './retention.js';
 import { createSnapshotRepository, type SnapshotRepository } from './snapshots.js';
+import { createTaskRepository, type TaskRepository } from './tasks.js';
 
 export interface Store extends ExecutionJournal {
   readonly backend: StoreBackend;
@@ -41,6 +42,8 @@ export interface Store extends ExecutionJournal {
    * that the fence `fenceOf` gives for the execution's aggregate is not older than the recorded one.
    */
   fencedJournal(fenceOf: FenceOf): ExecutionJournal;
+  /** Operator tasks (docs/tasks.md). */
+  readonly tasks: TaskRepository;
   /** Closes the database (the pool on MariaDB); the store is unusable after. */
   close(): Promise<void>;
 }
@@ -70,6 +73,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     retention: createRetention(ctx),
     ownership: createOwnershipRepository(ctx),
     fencedJournal: (fenceOf) => createJournal(ctx, fenceOf),
+    tasks: createTaskRepository(ctx),
     close: () => ctx.db.destroy(),
   };
 }

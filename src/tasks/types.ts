@@ -1,0 +1,194 @@
+// Operator tasks: the record the task table keeps, and the interface a task kind implements.
+// A kind (validate-compute, evacuate-compute, purge-project...) is a TaskHandler registered by
+// name; the worker (worker.ts) owns states, locks and checkpoints, the handler only parses its
+// arguments, checks them against the cloud before anything is created, and runs.
+//
+// States:
+//   SCHEDULED  created, no worker has looked at it yet
+//   WAITING    a worker looked and could not run it now; `waitingReason` says why (a host held
+//              by the balancer or another task, the lock backend unreachable, earlier tasks of
+//              its batch still running, its worker stopped mid-way and it resumes from its checkpoint)
+//   RUNNING    a worker runs it; `owner` and `heartbeatAt` say which and how recently
+//   DONE       finished; `result` says what it did. Purged after the configured retention.
+//   ERROR      failed or cancelled; `error` says why. Never purged automatically.
+
+import type { Logger } from '../cloud/log.js';
+import type { CloudSession } from '../cloud/session.js';
+import type { ServiceConfig } from '../config/types.js';
+import type { InputIssue } from '../errors.js';
+import type { Clock } from '../executor/ports.js';
+import type { JsonValue } from '../store/json.js';
+
+export const TASK_STATES = ['SCHEDULED', 'WAITING', 'RUNNING', 'DONE', 'ERROR'] as const;
+export type TaskState = (typeof TASK_STATES)[number];
+
+/** States a task does not leave. */
+export const FINAL_TASK_STATES: readonly TaskState[] = ['DONE', 'ERROR'];
+
+export function isFinalTaskState(state: TaskState): boolean {
+  return state === 'DONE' || state === 'ERROR';
+}
+
+export type JsonObject = { [key: string]: JsonValue };
+
+export interface TaskProgress {
+  done: number;
+  /** null while the task does not know yet how much there is. */
+  total: number | null;
+  /** The step now, in words: "live-migrating web-3 to compute2". */
+  detail: string;
+}
+
+export interface TaskRecord {
+  id: string;
+  kind: string;
+  /** The parsed arguments, as the handler's `parse` returned them (stored as JSON). */
+  args: JsonObject;
+  /** "operator:alice", "cli", "task:12" for a follow-up task. */
+  requestedBy: string;
+  requestedAt: string;
+  /** Tasks created by one request share a batch (validate-compute: one task per host + clean-up). */
+  batch: string;
+  /** True for a task that starts only when every other task of its batch has ended. */
+  afterBatch: boolean;
+  state: TaskState;
+  progress: TaskProgress;
+  /** What a DONE task did (the handler's return value); also kept when it ended in ERROR half-way. */
+  result: JsonValue | null;
+  /** Why it is in ERROR. */
+  error: string | null;
+  /** Why it is WAITING (or why the worker left it untouched, e.g. the lock backend is unreachable). */
+  waitingReason: string | null;
+  /** Hosts the task holds `host/<host>` locks on while it runs (the balancer keeps off them). */
+  hosts: string[];
+  /** The handler's last saved checkpoint: where a resumed run continues. */
+  checkpoint: JsonValue | null;
+  /** The worker running it (RUNNING), or that ran it last. */
+  owner: string | null;
+  /** Set by a cancel request on a RUNNING task; the handler's signal aborts. */
+  cancelRequested: boolean;
+  /** How many times a worker started (or resumed) it. */
+  attempts: number;
+  /** Grows with every write: a decision names the version it read, so a stale one writes nothing. */
+  version: number;
+  startedAt: string | null;
+  heartbeatAt: string | null;
+  updatedAt: string;
+  endedAt: string | null;
+}
+
+/** What the handler's preflight returns: the tasks one request creates. */
+export interface PlannedTask {
+  kind: string;
+  args: JsonObject;
+  hosts: string[];
+  /** Starts only after every other task of the same request has ended (DONE or ERROR). */
+  afterBatch?: boolean;
+}
+
+/**
+ * A request the cloud refuses before anything is created: 400 (malformed), 404 (unknown host,
+ * project...), 409 (conflicts with the cloud's state or another unfinished task).
+ */
+export class TaskRequestError extends Error {
+  constructor(
+    readonly status: 400 | 404 | 409,
+    message: string,
+    readonly issues: InputIssue[] = [],
+  ) {
+    super(message);
+    this.name = 'TaskRequestError';
+  }
+}
+
+/** The handler ends the task in ERROR with this message (and the partial result, if any). */
+export class TaskFailedError extends Error {
+  constructor(
+    message: string,
+    readonly result: JsonValue | null = null,
+  ) {
+    super(message);
+    this.name = 'TaskFailedError';
+  }
+}
+
+/** What a task records in the audit log, with the task as the actor's subject. */
+export interface TaskAudit {
+  record(action: string, target: string, detail?: JsonValue): Promise<void>;
+}
+
+/** What preflight may read: the cloud, the configuration, and the unfinished tasks. */
+export interface PreflightContext {
+  reader: CloudSession;
+  actuator: CloudSession;
+  config: ServiceConfig;
+  /** Unfinished tasks (SCHEDULED, WAITING, RUNNING), to refuse a conflicting request with 409. */
+  unfinished(): Promise<TaskRecord[]>;
+  clock: Clock;
+}
+
+export interface TaskCheckpoint<C> {
+  /** The last saved checkpoint, or null for a first run. */
+  load(): C | null;
+  /** Saves (durably, before returning) where a resumed run continues. */
+  save(value: C): Promise<void>;
+}
+
+export interface TaskContext<A, C> {
+  /** The task as it was when this run started. */
+  task: Readonly<TaskRecord>;
+  args: A;
+  /** Reports progress (stored, shown in the API); cheap to call often. */
+  progress(progress: TaskProgress): Promise<void>;
+  checkpoint: TaskCheckpoint<C>;
+  /**
+   * Aborts when the task is cancelled, the worker stops, or a host lock the task holds is lost:
+   * stop at the next safe point and throw (signal.reason). A run stopped because the worker stops
+   * resumes later from its checkpoint; a cancelled one ends in ERROR.
+   */
+  signal: AbortSignal;
+  /** Reads everything. */
+  reader: CloudSession;
+  /** Acts (disables hosts, migrates, deletes). */
+  actuator: CloudSession;
+  config: ServiceConfig;
+  audit: TaskAudit;
+  clock: Clock;
+  logger: Logger;
+}
+
+/**
+ * One kind of task. `A` is its parsed arguments, `C` its checkpoint (both plain JSON values:
+ * they are stored with JSON.stringify).
+ * Handlers are built with whatever else they need (the migration driver, settings) and registered
+ * by kind in a TaskRegistry.
+ */
+export interface TaskHandler<A = JsonObject, C = JsonValue> {
+  readonly kind: string;
+  /** One line for `aicerine tasks` and the API's list of kinds. */
+  readonly description: string;
+  /** A follow-up kind that only other kinds' preflight creates: not accepted from the API. */
+  readonly internal?: boolean;
+  /**
+   * Parses the request's arguments. Throws InputError whose issues name each wrong field
+   * (path = the field, e.g. `hosts[2]`) and value; pure (no I/O).
+   */
+  parse(raw: unknown): A;
+  /**
+   * Checks the parsed arguments against the cloud before anything is created, and says which
+   * tasks to create. Throws TaskRequestError (400/404/409) to refuse; writes nothing.
+   */
+  preflight(args: A, ctx: PreflightContext): Promise<PlannedTask[]>;
+  /**
+   * Runs (or resumes, when ctx.checkpoint.load() is not null) the task. Returns the result of a
+   * DONE task; throws TaskFailedError (or anything else) for ERROR. Must be idempotent from any
+   * checkpoint: a crash between an action and the next checkpoint repeats that action.
+   */
+  run(ctx: TaskContext<A, C>): Promise<JsonValue>;
+}
+
+/**
+ * Any handler, as a registry holds it (methods are bivariant in their parameters, so a
+ * TaskHandler<EvacuateArgs, EvacuateCheckpoint> is one).
+ */
+export type AnyTaskHandler = TaskHandler<unknown, unknown>;
