@@ -41,6 +41,7 @@ export const BUILTIN_SERVICE: ServiceInput = {
       dataHealth: '30d',
     },
   },
+  coordination: { kind: 'local', leaseTtl: '15s', rebalanceInterval: '2s' },
   cycleInterval: '5m',
   paused: false,
   concurrency: { global: 10 },
@@ -61,6 +62,12 @@ export const DEFAULT_WHY: Record<string, string> = {
     'half a year of durations follows hardware and network changes without forgetting rare large servers',
   'store.retention.ratioChanges': 'as long as executions, to explain past placement decisions of Nova',
   'store.retention.dataHealth': 'a month shows recurring data problems; older verdicts have no use',
+  'coordination.kind':
+    'one process needs no coordination engine; replicas are for operators who must survive the loss of a machine',
+  'coordination.leaseTtl':
+    'an aggregate waits this long for a new owner after a crash; shorter risks losing ownership to a GC pause or a slow network',
+  'coordination.rebalanceInterval':
+    'a joining or departing replica is noticed within seconds, at one small etcd read each time',
   cycleInterval:
     'Nova and Placement change on the scale of minutes; a cycle costs a few calls once the first full read is done',
   paused: 'running is the point of the service; the per-aggregate mode decides what it may do',
