@@ -54,6 +54,8 @@ export class NotOwnerError extends Error {
 interface Held {
   lease: Lease;
   releasing: boolean;
+  /** The acquired hook has finished: the previous owner's executions are resumed here. */
+  ready: boolean;
 }
 
 export class AggregateOwnership {
@@ -86,6 +88,14 @@ export class AggregateOwnership {
     if (h === undefined || h.releasing || !h.lease.isValid())
       throw new NotOwnerError(aggregate, this.opts.replicaId);
     return { aggregate, fence: h.lease.fence, owner: this.opts.replicaId };
+  }
+
+  /**
+   * True once the aggregate is held and taken over (fence claimed, the previous owner's executions
+   * resumed): only then may something new start on it (the loop plans it).
+   */
+  isReady(aggregate: string): boolean {
+    return this.holds(aggregate) && this.held.get(aggregate)?.ready === true;
   }
 
   /** Aggregates held now, sorted. */
@@ -183,10 +193,11 @@ export class AggregateOwnership {
         ttlMs: this.opts.ttlMs,
       });
       if (lease === null) continue; // its previous owner has not handed it over yet
-      const h: Held = { lease, releasing: false };
+      const h: Held = { lease, releasing: false, ready: false };
       this.held.set(aggregate, h);
       try {
         await this.opts.hooks.acquired(aggregate, lease);
+        h.ready = true;
         this.log.info(`coordination: owns aggregate ${aggregate} (fence ${lease.fence})`);
       } catch (e) {
         this.log.warn(`coordination: could not take over aggregate ${aggregate}; giving it back`, {

@@ -1,15 +1,55 @@
 // Opens what a service configuration names: the store, the reader and actuator sessions, the
 // broker URL with its password. Secrets are read here, from where the operator keeps them, and
 // never written anywhere else.
+
+import { readFile } from 'node:fs/promises';
 import { readSettingsFile } from '../cloud/config-file.js';
 import type { IncrementalOptions } from '../cloud/incremental-record.js';
 import type { Logger } from '../cloud/log.js';
 import { parseMetricsPolicy } from '../cloud/prometheus/policy.js';
 import { type CloudSession, openSession } from '../cloud/session.js';
 import { readSecret, sessionSourceFor } from '../config/credentials.js';
-import type { ServiceConfig, StoreConfig } from '../config/types.js';
+import type { CoordinationConfig, ServiceConfig, StoreConfig } from '../config/types.js';
+import { EtcdLockService } from '../coordination/etcd-locks.js';
 import type { StoreOptions } from '../store/connect.js';
 import { openStore, type Store } from '../store/store.js';
+import type { ServiceCoordination } from './service.js';
+
+/**
+ * Replicas: the etcd lock service of the configuration, proven to work (a probe lock taken and
+ * given back) before the replica starts; null for one process (coordination: local).
+ */
+export async function openCoordination(c: CoordinationConfig): Promise<ServiceCoordination | null> {
+  if (c.kind === 'local') return null;
+  const locks = new EtcdLockService({
+    endpoints: c.endpoints,
+    prefix: c.prefix,
+    ...(c.username !== null
+      ? { auth: { username: c.username, password: c.password ? await readSecret(c.password) : '' } }
+      : {}),
+    ...(c.tls !== null
+      ? {
+          tls: {
+            rootCertificate: await readFile(c.tls.caFile),
+            ...(c.tls.keyFile !== null ? { privateKey: await readFile(c.tls.keyFile) } : {}),
+            ...(c.tls.certFile !== null ? { certChain: await readFile(c.tls.certFile) } : {}),
+          },
+        }
+      : {}),
+  });
+  try {
+    await locks.probe();
+  } catch (e) {
+    await locks.close();
+    throw e;
+  }
+  return {
+    locks,
+    replicaId: c.replicaId,
+    leaseTtlMs: c.leaseTtlMs,
+    rebalanceIntervalMs: c.rebalanceIntervalMs,
+  };
+}
 
 export async function storeOptions(c: StoreConfig): Promise<StoreOptions> {
   if (c.kind === 'sqlite') return { kind: 'sqlite', path: c.path };
@@ -30,6 +70,8 @@ export interface OpenedService {
   actuator: CloudSession;
   recorder: IncrementalOptions;
   notificationsUrl: string | null;
+  /** Replicas: the etcd locks and this replica's settings; null for one process. */
+  coordination: ServiceCoordination | null;
   /** Lines to say at start (e.g. no actuator credential configured). */
   notes: string[];
 }
@@ -66,8 +108,20 @@ export async function openServiceParts(config: ServiceConfig, logger: Logger): P
     }
   }
   const store = await openStore(await storeOptions(config.store));
+  let coordination: ServiceCoordination | null;
+  try {
+    coordination = await openCoordination(config.coordination);
+  } catch (e) {
+    await store.close();
+    throw e;
+  }
+  if (coordination !== null)
+    notes.push(
+      `coordination: replica ${coordination.replicaId} of the replicas on etcd ${config.coordination.kind === 'etcd' ? config.coordination.endpoints.join(', ') : ''}`,
+    );
   return {
     store,
+    coordination,
     reader,
     actuator,
     recorder: {

@@ -8,6 +8,8 @@ import type { Logger } from '../cloud/log.js';
 import type { CloudSession } from '../cloud/session.js';
 import { aggregateConfig } from '../config/aggregate.js';
 import type { ServiceConfig } from '../config/types.js';
+import type { LockService } from '../coordination/locks.js';
+import { AggregateOwnership } from '../coordination/ownership.js';
 import { type CostEstimators, learnCosts } from '../costs/estimator.js';
 import { historyContextFromSnapshot, samplesFromHistory } from '../costs/history.js';
 import type { CostSample as LearnerSample } from '../costs/sample.js';
@@ -32,6 +34,15 @@ import { RatioWriter } from '../prevention/writer.js';
 import type { Store } from '../store/store.js';
 import { RecorderCloudReader } from './cloud-reader.js';
 import { executorSettings, loopSettings, ratioSettings, timeoutSettings } from './loop-settings.js';
+import { replicaOwnershipHooks } from './replica.js';
+
+/** Replicas: how this process shares the aggregates with the others (docs/replicas.md). */
+export interface ServiceCoordination {
+  locks: LockService;
+  replicaId: string;
+  leaseTtlMs: number;
+  rebalanceIntervalMs: number;
+}
 
 export interface ServiceDeps {
   config: ServiceConfig;
@@ -45,6 +56,8 @@ export interface ServiceDeps {
   recorder?: IncrementalOptions;
   /** Password of the notification broker, resolved by the caller from the configured secret. */
   notificationsUrl?: string | null;
+  /** Absent: one process that owns every aggregate. */
+  coordination?: ServiceCoordination;
 }
 
 export interface ServiceCycleReport extends CycleReport {
@@ -60,6 +73,10 @@ const DAY = 24 * HOUR;
 export class AicerineService {
   readonly loop: ControlLoop;
   readonly executor: ExecutorService;
+  /** Replicas only: which aggregates this replica owns. */
+  readonly ownership: AggregateOwnership | null;
+  /** Every aggregate the loop would run (configured and discovered): what replicas share. */
+  private knownAggregates: string[];
   private readonly recorderReader: RecorderCloudReader;
   private readonly writer: RatioWriter;
   private estimators: CostEstimators | null = null;
@@ -86,8 +103,18 @@ export class AicerineService {
     );
     const reader: CloudReader = { read: () => this.read() };
     const settings = resolveExecutorSettings(executorSettings(config));
+    this.knownAggregates = Object.keys(config.aggregates);
+    const coordination = deps.coordination;
+    let ownership: AggregateOwnership | null = null;
     const executor = new Executor({
-      journal: store,
+      // Replicas: every journal write carries the aggregate's fence, refused once it is stale.
+      journal:
+        coordination === undefined
+          ? store
+          : store.fencedJournal((a) => {
+              if (ownership === null) throw new Error(`aggregate ${a}: ownership not started`);
+              return ownership.fenceOf(a);
+            }),
       cloud: new OpenStackExecutorCloud(deps.actuator.nova, deps.actuator.placement),
       clock,
       settings,
@@ -98,6 +125,7 @@ export class AicerineService {
     });
     this.executor = new ExecutorService(executor, {
       isPaused: (aggregate) => this.isPaused(aggregate),
+      ...(coordination !== undefined ? { isOwned: (a: string) => ownership?.holds(a) ?? false } : {}),
       logger,
       onEnded: (summary, aggregate) => {
         logger.info(`service: execution of ${aggregate} ended`, {
@@ -107,6 +135,26 @@ export class AicerineService {
         this.wake();
       },
     });
+    ownership =
+      coordination === undefined
+        ? null
+        : new AggregateOwnership({
+            locks: coordination.locks,
+            replicaId: coordination.replicaId,
+            aggregates: () => this.knownAggregates,
+            ttlMs: coordination.leaseTtlMs,
+            intervalMs: coordination.rebalanceIntervalMs,
+            hooks: replicaOwnershipHooks({
+              store,
+              executor: this.executor,
+              replicaId: coordination.replicaId,
+              now: () => clock.now(),
+              logger,
+              onAcquired: () => this.wake(),
+            }),
+            logger,
+          });
+    this.ownership = ownership;
     const adapter = new StoreLoopAdapter(
       store,
       (a) => aggregateConfig(config, a).mode,
@@ -144,9 +192,19 @@ export class AicerineService {
   async start(): Promise<void> {
     const { logger } = this.deps;
     this.started = true;
-    const resumed = await this.executor.recover();
-    if (resumed.length > 0)
-      logger.warn(`service: resumed ${resumed.length} unfinished execution(s) after a restart`, { resumed });
+    if (this.ownership !== null) {
+      // Replicas: unfinished executions are resumed by whichever replica takes their aggregate.
+      await this.ownership.start();
+      logger.info(
+        `service: replica ${this.ownership.replicaId} owns ${this.ownership.owned().join(', ') || 'no aggregate yet'}`,
+      );
+    } else {
+      const resumed = await this.executor.recover();
+      if (resumed.length > 0)
+        logger.warn(`service: resumed ${resumed.length} unfinished execution(s) after a restart`, {
+          resumed,
+        });
+    }
     const url = this.deps.notificationsUrl;
     if (url) {
       this.listener = new NotificationListener({
@@ -159,13 +217,24 @@ export class AicerineService {
     this.schedule(0);
   }
 
-  /** Stops starting cycles and new migrations; waits for executions (they finish or abort by configuration). */
+  /**
+   * Stops starting cycles and new migrations; waits for executions (they finish or abort by
+   * configuration). Replicas hand their aggregates over instead: executions stop here at once,
+   * still running in the store, and the next owner resumes them.
+   */
   async stop(): Promise<void> {
     this.stopping = true;
-    this.pausedNow.global = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     await this.listener?.stop();
+    if (this.ownership !== null) {
+      await this.running;
+      await this.ownership.stop();
+      await this.deps.coordination?.locks.close();
+      await this.executor.idle();
+      return;
+    }
+    this.pausedNow.global = true;
     await this.running;
     await this.executor.idle();
   }
@@ -242,6 +311,12 @@ export class AicerineService {
     const settings = loopSettings(this.deps.config, aggregates, (a, model) =>
       this.estimators ? this.estimators.for(a).model : model,
     );
+    if (this.ownership !== null) {
+      // Replicas share what the loop would run; each plans and acts on the aggregates it owns.
+      this.knownAggregates = settings.aggregates.map((a) => a.name);
+      const ownership = this.ownership;
+      settings.aggregates = settings.aggregates.filter((a) => ownership.isReady(a.name));
+    }
     // Runtime pauses are part of the settings the loop decides with.
     settings.paused = settings.paused || this.pausedNow.global;
     for (const a of settings.aggregates) a.paused = a.paused || this.pausedNow.aggregates.has(a.name);
