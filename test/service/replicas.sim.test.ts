@@ -104,7 +104,7 @@ describe.skipIf(etcd === null || !mariadb.available)('services as replicas (Mari
           openstack: { reader: { cloud: 'unused' }, actuator: { cloud: 'unused' } },
           store: { url: 'mysql://root@localhost/unused?socket=/unused' },
           coordination: { kind: 'etcd', replicaId: id, etcd: { endpoints: [etcd!.endpoint], prefix } },
-          cycleInterval: '1m',
+          cycleInterval: '10s',
           defaults: { mode: 'active', windows: always, budgets: { perCycle: 2 } },
           aggregates: Object.fromEntries(AGGREGATES.map((a) => [a, {}])),
         },
@@ -116,7 +116,7 @@ describe.skipIf(etcd === null || !mariadb.available)('services as replicas (Mari
         retry: { maxRetries: 3, initialDelayMs: 10, maxDelayMs: 100 },
       });
       const store: Store = await openStore(options);
-      const locks = new EtcdLockService({ endpoints: [etcd!.endpoint], prefix, callTimeoutMs: 1000 });
+      const locks = new EtcdLockService({ endpoints: [etcd!.endpoint], prefix, callTimeoutMs: 3000 });
       const service = new AicerineService({
         config,
         store,
@@ -152,29 +152,33 @@ describe.skipIf(etcd === null || !mariadb.available)('services as replicas (Mari
     const own1 = r1.service.ownership!.owned();
     const own2 = r2.service.ownership!.owned();
     expect([...own1, ...own2].sort()).toEqual([...AGGREGATES].sort());
-    // Cycles run on each replica (woken by each take-over); each reports its own aggregates only.
+    // Cycles run on their own (every 10 s, and on each take-over). Once the sharing is settled,
+    // each replica plans and acts on its own aggregates only (before r2 joined, r1 owned them all):
+    // the cycles that start from now on show it (the one in flight may have read the old sharing).
+    const settledAt = [r1.service.cycles.length, r2.service.cycles.length];
     await waitFor(
-      'cycles that started migrations on both replicas',
-      () => [r1, r2].every((r) => r.service.cycles.some((c) => c.aggregates.some((a) => a.started > 0))),
-      30_000,
+      'two more cycles on each replica',
+      () => r1.service.cycles.length >= settledAt[0]! + 2 && r2.service.cycles.length >= settledAt[1]! + 2,
+      40_000,
     );
-    for (const [r, own] of [
-      [r1, own1],
-      [r2, own2],
-    ] as const)
-      for (const c of r.service.cycles) for (const a of c.aggregates) expect(own).toContain(a.aggregate);
-    // r1 stops: its aggregates are handed over to r2.
+    for (const c of r1.service.cycles.slice(settledAt[0]! + 1))
+      expect(c.aggregates.map((a) => a.aggregate).sort()).toEqual(own1);
+    for (const c of r2.service.cycles.slice(settledAt[1]! + 1))
+      expect(c.aggregates.map((a) => a.aggregate).sort()).toEqual(own2);
+    expect([r1, r2].every((r) => r.service.cycles.some((c) => c.aggregates.some((a) => a.started > 0)))).toBe(
+      true,
+    );
+    // r1 stops: its aggregates (and the executions it was running there) are handed over to r2.
     await r1.stop();
     await waitFor(
       'r2 owning everything',
       () => r2.service.ownership!.owned().length === AGGREGATES.length,
       15_000,
     );
-    await waitFor(
-      'r2 cycling on the aggregates it took over',
-      () => r2.service.cycles.some((c) => c.aggregates.some((a) => own1.includes(a.aggregate))),
-      30_000,
-    );
+    const handedAt = r2.service.cycles.length;
+    await waitFor('two more cycles on r2', () => r2.service.cycles.length >= handedAt + 2, 40_000);
+    for (const c of r2.service.cycles.slice(handedAt + 1))
+      expect(c.aggregates.map((a) => a.aggregate).sort()).toEqual([...AGGREGATES].sort());
     await r2.service.executor.idle();
     // Every execution recorded on the shared store; no server migrated twice by the simulator's records.
     const perServer = new Map<string, number>();
@@ -184,5 +188,5 @@ describe.skipIf(etcd === null || !mariadb.available)('services as replicas (Mari
     const owners = await r2.store.ownership.list();
     expect(owners.map((o) => o.aggregate).sort()).toEqual([...AGGREGATES].sort());
     for (const o of owners) if (own1.includes(o.aggregate)) expect(o.owner).toBe('r2');
-  }, 120_000);
+  }, 180_000);
 });
