@@ -44,6 +44,7 @@ export const BUILTIN_SERVICE: ServiceInput = {
   },
   api: { host: '127.0.0.1', port: 8780, enabled: true },
   stateDir: '.',
+  coordination: { kind: 'local', leaseTtl: '15s', rebalanceInterval: '2s' },
   cycleInterval: '5m',
   paused: false,
   concurrency: { global: 10 },
@@ -91,6 +92,12 @@ export const DEFAULT_WHY: Record<string, string> = {
     'an operator who empties a host now means now: waiting for the next window would leave it half-empty',
   'tasks.evacuate.mayStopMetadataKey':
     "stopping a guest is the owner's call: only servers marked by their owner are stopped to move them",
+  'coordination.kind':
+    'one process needs no coordination engine; replicas are for operators who must survive the loss of a machine',
+  'coordination.leaseTtl':
+    'an aggregate waits this long for a new owner after a crash; shorter risks losing ownership to a GC pause or a slow network',
+  'coordination.rebalanceInterval':
+    'a joining or departing replica is noticed within seconds, at one small etcd read each time',
   cycleInterval:
     'Nova and Placement change on the scale of minutes; a cycle costs a few calls once the first full read is done',
   paused: 'running is the point of the service; the per-aggregate mode decides what it may do',

@@ -2,6 +2,7 @@
 // file, the key path, the value and what is allowed), defaults merged, policy and metrics
 // files loaded, secrets located but never read. Nothing may start on a file that fails here.
 import { stat } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import type { z } from 'zod';
 import { cloudFromYamlEntry } from '../cloud/auth/clouds-yaml.js';
@@ -20,6 +21,7 @@ import { closestKey, knownKeysAt } from './json-schema.js';
 import { type AggregateLayer, aggregateSchema, type ServiceParsed, serviceSchema } from './schema.js';
 import type {
   AggregateConfig,
+  CoordinationConfig,
   CredentialRef,
   HotLimit,
   SecretSource,
@@ -233,6 +235,7 @@ export async function parseServiceConfig(doc: unknown, opts: ParseOptions): Prom
   };
 
   const store = parseStore(u.store ?? {}, b, opts.baseDir, issue, secret);
+  const coordination = parseCoordination(u.coordination ?? {}, b, opts.baseDir, issue, secret, store?.kind);
 
   let notifications: ServiceConfig['notifications'] = null;
   if (u.notifications) {
@@ -331,6 +334,7 @@ export async function parseServiceConfig(doc: unknown, opts: ParseOptions): Prom
       credentials: { reader, actuator, tasks },
       prometheus,
       store: store ?? { kind: 'sqlite', path: resolve(opts.baseDir, 'aicerine.sqlite') },
+      coordination,
       retention: {
         plansMs: pick('plans'),
         executionsMs: pick('executions'),
@@ -369,6 +373,84 @@ export async function parseServiceConfig(doc: unknown, opts: ParseOptions): Prom
     },
     warnings,
     metricsPolicy,
+  };
+}
+
+const MIN_LEASE_TTL_MS = 3000;
+
+function parseCoordination(
+  c: NonNullable<ServiceParsed['coordination']>,
+  builtin: ServiceParsed,
+  baseDir: string,
+  issue: (path: string, message: string, value?: unknown) => void,
+  secret: (
+    s: { passwordFile?: string | undefined; passwordEnv?: string | undefined },
+    inUrl: string,
+    path: string,
+  ) => SecretSource | null,
+  storeKind: StoreConfig['kind'] | undefined,
+): CoordinationConfig {
+  const kind = c.kind ?? builtin.coordination?.kind ?? 'local';
+  if (kind === 'local') {
+    if (c.etcd) issue('coordination.etcd', 'is only read with kind: etcd (kind is local)');
+    return { kind: 'local' };
+  }
+  if ((storeKind ?? 'sqlite') === 'sqlite')
+    issue(
+      'coordination.kind',
+      'etcd coordination runs replicas, and replicas share a MariaDB/MySQL store: set store.url to mysql://... (a SQLite store belongs to one process, which needs kind: local)',
+      kind,
+    );
+  const leaseTtlMs = c.leaseTtl ?? builtin.coordination?.leaseTtl ?? 15_000;
+  const rebalanceIntervalMs = c.rebalanceInterval ?? builtin.coordination?.rebalanceInterval ?? 2000;
+  if (leaseTtlMs < MIN_LEASE_TTL_MS)
+    issue(
+      'coordination.leaseTtl',
+      `expected at least ${formatDuration(MIN_LEASE_TTL_MS)}`,
+      formatDuration(leaseTtlMs),
+    );
+  if (rebalanceIntervalMs >= leaseTtlMs)
+    issue(
+      'coordination.rebalanceInterval',
+      `expected less than coordination.leaseTtl (${formatDuration(leaseTtlMs)})`,
+      formatDuration(rebalanceIntervalMs),
+    );
+  const e = c.etcd;
+  if (!e) {
+    issue('coordination.etcd', 'kind: etcd needs coordination.etcd.endpoints');
+    return { kind: 'local' };
+  }
+  e.endpoints.forEach((url, i) => {
+    if (!parseUrl(url, ['http:', 'https:']))
+      issue(
+        `coordination.etcd.endpoints[${i}]`,
+        'expected an http:// or https:// URL of an etcd client port',
+        url,
+      );
+  });
+  const password = secret(e, '', 'coordination.etcd');
+  if (password !== null && !e.username)
+    issue('coordination.etcd.username', 'a password is given: name the etcd user it belongs to');
+  if ((e.certFile === undefined) !== (e.keyFile === undefined))
+    issue('coordination.etcd', 'give certFile and keyFile together (a client certificate and its key)');
+  if (e.certFile !== undefined && e.caFile === undefined)
+    issue('coordination.etcd.caFile', 'a client certificate needs the CA of the https etcd');
+  return {
+    kind: 'etcd',
+    replicaId: c.replicaId ?? hostname(),
+    endpoints: e.endpoints,
+    prefix: e.prefix ?? '/aicerine/',
+    username: e.username ?? null,
+    password,
+    tls: e.caFile
+      ? {
+          caFile: resolve(baseDir, e.caFile),
+          certFile: e.certFile ? resolve(baseDir, e.certFile) : null,
+          keyFile: e.keyFile ? resolve(baseDir, e.keyFile) : null,
+        }
+      : null,
+    leaseTtlMs,
+    rebalanceIntervalMs,
   };
 }
 

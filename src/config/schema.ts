@@ -350,6 +350,41 @@ export const serviceSchema = mapping({
   })
     .optional()
     .describe('where plans, executions, approvals and the audit log are kept'),
+  coordination: mapping({
+    kind: z
+      .enum(['local', 'etcd'])
+      .optional()
+      .describe(
+        'local: one process, locks in memory; etcd: several replicas sharing a MariaDB/MySQL store (docs/replicas.md)',
+      ),
+    replicaId: nonEmpty()
+      .optional()
+      .describe("this replica's name, unique among the replicas (default: the host name)"),
+    leaseTtl: duration()
+      .optional()
+      .describe('how long an aggregate stays without an owner after its replica dies (etcd lease TTL)'),
+    rebalanceInterval: duration()
+      .optional()
+      .describe('how often a replica reads who is alive and takes or hands over aggregates'),
+    etcd: mapping({
+      endpoints: z
+        .array(nonEmpty(), { error: 'expected a list of URLs' })
+        .min(1, { error: 'expected at least one endpoint' })
+        .describe('client URLs of the etcd cluster (http:// or https://)'),
+      prefix: nonEmpty()
+        .optional()
+        .describe('key prefix of every Aicerine key: several installations may share etcd'),
+      username: nonEmpty().optional().describe('etcd user, when etcd has authentication on'),
+      ...secretSources,
+      caFile: nonEmpty().optional().describe('CA certificate (PEM) of an https etcd; relative to this file'),
+      certFile: nonEmpty().optional().describe('client certificate (PEM) for etcd; relative to this file'),
+      keyFile: nonEmpty().optional().describe('client key (PEM) for etcd; relative to this file'),
+    })
+      .optional()
+      .describe('the etcd cluster; required with kind: etcd'),
+  })
+    .optional()
+    .describe('one process, or several replicas owning aggregates through etcd leases'),
   notifications: mapping({
     rabbitmqUrl: nonEmpty().describe("amqp[s]://USER@HOST[:PORT]/VHOST of Nova's versioned notifications"),
     ...secretSources,

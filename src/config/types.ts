@@ -48,6 +48,20 @@ export type StoreConfig =
       password: SecretSource | null;
     };
 
+export type CoordinationConfig =
+  | { kind: 'local' }
+  | {
+      kind: 'etcd';
+      replicaId: string;
+      endpoints: string[];
+      prefix: string;
+      username: string | null;
+      password: SecretSource | null;
+      tls: { caFile: string; certFile: string | null; keyFile: string | null } | null;
+      leaseTtlMs: number;
+      rebalanceIntervalMs: number;
+    };
+
 export interface RetentionConfig {
   plansMs: number;
   executionsMs: number;
@@ -132,6 +146,8 @@ export interface ServiceConfig {
   prometheus: { url: string; metricsPolicyFile: string | null } | null;
   store: StoreConfig;
   retention: RetentionConfig;
+  /** One process (local locks) or replicas on etcd. */
+  coordination: CoordinationConfig;
   /** null: no RabbitMQ, periodic reconcile only. */
   notifications: { url: string; password: SecretSource | null } | null;
   /** The REST API serve starts next to the loop. */

@@ -14,7 +14,14 @@ import {
   type MoveState,
 } from './journal.js';
 import { MoveDriver } from './move-driver.js';
-import { type ExecutorDeps, JournalRace, RunBook, type RunCounters, type RunWindow } from './run-book.js';
+import {
+  type ExecutorDeps,
+  JournalRace,
+  OwnershipLost,
+  RunBook,
+  type RunCounters,
+  type RunWindow,
+} from './run-book.js';
 import { backoffSeconds } from './settings.js';
 import type { SlotLease } from './slots.js';
 
@@ -22,7 +29,8 @@ export type { ExecutorDeps, RunCounters, RunWindow } from './run-book.js';
 
 export interface ExecutionSummary {
   executionId: string;
-  state: 'finished' | 'aborted';
+  /** 'handed-over': this process stopped owning the aggregate; the execution runs on elsewhere. */
+  state: 'finished' | 'aborted' | 'handed-over';
   counts: Record<MoveState, number>;
   moves: MoveRecord[];
   counters: RunCounters;
@@ -86,8 +94,13 @@ export class ExecutionRun {
       this.launch(rec.step, lease, true, locked.ok ? locked.leases : []);
     }
     let ended: 'finished' | 'aborted' = 'finished';
+    let handedOver = false;
     for (;;) {
       if (this.fatal) break;
+      if (!this.stillOwned()) {
+        handedOver = true;
+        break;
+      }
       const now = clock.now();
       const windowOver = this.book.window.deadline !== null && now >= this.book.window.deadline;
       const stopping = this.book.stopRequested();
@@ -116,20 +129,27 @@ export class ExecutionRun {
         clock.sleep(this.book.deps.settings.pollSeconds * 1000),
       ]);
     }
+    // Drivers notice a lost ownership at their next turn (at most a poll interval away).
     await Promise.allSettled([...this.tasks.values()]);
+    // A write refused because the lease lapsed (locally or by a newer owner's fence) is the same
+    // hand-over seen a moment earlier, not a failure of the execution.
+    if (this.fatal && !this.stillOwned()) handedOver = true;
+    if (handedOver) return this.summary('handed-over');
     if (this.fatal) throw this.fatal;
     await this.book.deps.journal.finishExecution(this.book.execution.id, ended, this.book.iso());
     await this.book.audit('execution-ended', null, ended);
+    return this.summary(ended);
+  }
+
+  private summary(state: ExecutionSummary['state']): ExecutionSummary {
     const moves = [...this.book.moves.values()].sort((a, b) => a.step - b.step);
     const counts = emptyCounts();
     for (const m of moves) counts[m.state]++;
-    return {
-      executionId: this.book.execution.id,
-      state: ended,
-      counts,
-      moves,
-      counters: { ...this.book.counters },
-    };
+    return { executionId: this.book.execution.id, state, counts, moves, counters: { ...this.book.counters } };
+  }
+
+  private stillOwned(): boolean {
+    return this.book.window.owned === undefined || this.book.window.owned();
   }
 
   private async startEligible(now: number): Promise<void> {
@@ -196,7 +216,7 @@ export class ExecutionRun {
     const task = this.driver
       .drive(step, resumed)
       .catch((e: unknown) => {
-        if (e instanceof JournalRace) return;
+        if (e instanceof JournalRace || e instanceof OwnershipLost || !this.stillOwned()) return;
         this.fatal ??= e;
       })
       .finally(() => {

@@ -43,6 +43,7 @@ export class MoveDriver {
     };
     let started = false;
     for (;;) {
+      this.book.checkOwned();
       const rec = this.book.move(step);
       switch (rec.state) {
         case 'pending':
@@ -123,6 +124,9 @@ export class MoveDriver {
   /** os-migrateLive. A refusal fails the attempt; a lost answer is resolved from Nova's records. */
   private async send(rec: MoveRecord, ctx: AttemptContext): Promise<void> {
     if (ctx.need) this.book.setComing(rec, ctx.need);
+    // The intent was written under our fence a moment ago; the lease is checked once more right
+    // before the call (its local deadline keeps a margin for this call to land before expiry).
+    this.book.checkOwned();
     try {
       await this.book.deps.cloud.liveMigrate(rec.serverId, rec.to);
       ctx.accepted = true;
@@ -158,6 +162,7 @@ export class MoveDriver {
       if (clock.now() < settleUntil) await clock.sleep(settleUntil - clock.now());
     }
     for (;;) {
+      this.book.checkOwned();
       const read = await this.readServerAndMigrations(rec);
       if (!read) {
         await clock.sleep(settings.pollSeconds * 1000);
@@ -241,6 +246,7 @@ export class MoveDriver {
   private async follow(rec: MoveRecord, ctx: AttemptContext): Promise<void> {
     const { clock, settings } = this.book.deps;
     for (;;) {
+      this.book.checkOwned();
       const abort = this.book.abortReason(rec);
       if (abort) {
         ctx.abortKind = abort.kind;
@@ -269,6 +275,7 @@ export class MoveDriver {
     const { clock, settings, cloud } = this.book.deps;
     const why = ctx.abortWhy ?? rec.detail ?? 'abort requested before a restart';
     for (;;) {
+      this.book.checkOwned();
       const read = await this.readServerAndMigrations(rec);
       const m = read ? this.currentMigration(rec, read.migrations) : undefined;
       if (read && m) {
@@ -280,6 +287,7 @@ export class MoveDriver {
           ABORTABLE.has(m.status) &&
           (ctx.lastAbortSentAt === null || now - ctx.lastAbortSentAt >= resendAfter)
         ) {
+          this.book.checkOwned();
           ctx.lastAbortSentAt = now;
           this.book.counters.abortRequests++;
           try {

@@ -55,6 +55,12 @@ export interface RunWindow {
   abortRequested?: () => string | null;
   /** Hosts whose locks the execution's starter holds itself (an evacuation task's source). */
   ownHosts?: ReadonlySet<string>;
+  /**
+   * Replicas: false once this process no longer owns the execution's aggregate (lease lost or
+   * handed over). The run then stops at once, writing and sending nothing more, and leaves the
+   * execution running in the journal for the next owner to reconcile and resume. Absent: always owned.
+   */
+  owned?: () => boolean;
 }
 
 export interface RunCounters {
@@ -72,6 +78,9 @@ export interface RunCounters {
 
 /** Thrown inside a move's driver when the journal refused a compare-and-set. */
 export class JournalRace extends Error {}
+
+/** Thrown inside a move's driver when the process no longer owns the aggregate: stop, say nothing. */
+export class OwnershipLost extends Error {}
 
 export type AbortKind = 'timeout' | 'window' | 'stop';
 
@@ -124,6 +133,14 @@ export class RunBook {
       return { kind: 'timeout', why: `timed out after ${Math.round(limit)} s` };
     }
     return null;
+  }
+
+  /** Throws OwnershipLost when another replica may now own the aggregate. */
+  checkOwned(): void {
+    if (this.window.owned !== undefined && !this.window.owned())
+      throw new OwnershipLost(
+        `execution ${this.execution.id}: aggregate ${this.execution.aggregate} no longer owned here`,
+      );
   }
 
   readFailed(what: string, rec: MoveRecord, e: unknown): void {

@@ -12,6 +12,8 @@ import type { ExecutionRecord, PlannedMove } from './journal.js';
 export interface ExecutorServiceOptions {
   /** A global or per-aggregate pause, read at every step (no new migration starts while true). */
   isPaused: (aggregate: string) => boolean;
+  /** Replicas: whether this process owns the aggregate now (absent: always). */
+  isOwned?: (aggregate: string) => boolean;
   /** After a restart: when the window of a resumed execution ends (null: no end). */
   deadlineOnResume?: (execution: ExecutionRecord) => Date | null;
   onEnded?: (summary: ExecutionSummary, aggregate: string) => void;
@@ -159,16 +161,43 @@ export class ExecutorService implements ExecutorPort {
     return { done: run.done };
   }
 
+  /**
+   * Replicas, on taking over an aggregate: resumes in the background the executions of that
+   * aggregate the journal holds as running (each reconciled with Nova first), except those already
+   * running here. Returns their ids.
+   */
+  async recoverAggregate(aggregate: string): Promise<string[]> {
+    const unfinished = (await this.executor.unfinished()).filter(
+      (e) => e.aggregate === aggregate && !this.active.has(e.id),
+    );
+    for (const e of unfinished) {
+      const deadline = this.opts.deadlineOnResume?.(e) ?? null;
+      this.track(e.id, e.aggregate, this.executor.resume(e.id, this.window(e.id, e.aggregate, deadline)));
+    }
+    return unfinished.map((e) => e.id);
+  }
+
+  /** Resolves when the executions of the aggregate running here have stopped (a hand-over). */
+  async settled(aggregate: string): Promise<void> {
+    for (;;) {
+      const mine = [...this.active.values()].filter((a) => a.aggregate === aggregate);
+      if (mine.length === 0) return;
+      await Promise.allSettled(mine.map((a) => a.done));
+    }
+  }
+
   /** Resolves when every execution started here has ended (for shutdown and tests). */
   async idle(): Promise<void> {
     while (this.active.size > 0) await Promise.allSettled([...this.active.values()].map((a) => a.done));
   }
 
   private window(executionId: string, aggregate: string, deadline: Date | null): RunWindow {
+    const isOwned = this.opts.isOwned;
     return {
       deadline: deadline === null ? null : deadline.getTime(),
       shouldStop: () => this.opts.isPaused(aggregate),
       abortRequested: () => this.aborts.get(executionId) ?? null,
+      ...(isOwned !== undefined ? { owned: () => isOwned(aggregate) } : {}),
     };
   }
 

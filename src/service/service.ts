@@ -18,6 +18,7 @@ import { aggregateConfig } from '../config/aggregate.js';
 import type { ServiceConfig } from '../config/types.js';
 import { LocalLockService } from '../coordination/local-locks.js';
 import type { LockService } from '../coordination/locks.js';
+import { AggregateOwnership } from '../coordination/ownership.js';
 import { type CostEstimators, learnCosts } from '../costs/estimator.js';
 import { historyContextFromSnapshot, samplesFromHistory } from '../costs/history.js';
 import type { CostSample as LearnerSample } from '../costs/sample.js';
@@ -42,7 +43,16 @@ import { type RatioWritePort, RatioWriter } from '../prevention/writer.js';
 import type { Store } from '../store/store.js';
 import { RecorderCloudReader } from './cloud-reader.js';
 import { executorSettings, loopSettings, ratioSettings, timeoutSettings } from './loop-settings.js';
+import { replicaOwnershipHooks } from './replica.js';
 import { createServiceTasks, type ServiceTasks, type ServiceTasksDeps, taskHeldHosts } from './tasks.js';
+
+/** Replicas: how this process shares the aggregates with the others (docs/replicas.md). */
+export interface ServiceCoordination {
+  locks: LockService;
+  replicaId: string;
+  leaseTtlMs: number;
+  rebalanceIntervalMs: number;
+}
 
 export interface ServiceDeps {
   config: ServiceConfig;
@@ -62,6 +72,8 @@ export interface ServiceDeps {
   locks?: LockService;
   /** Operator task kinds beyond the built-in ones, and worker settings (tests). */
   tasks?: Pick<ServiceTasksDeps, 'extraHandlers' | 'worker'>;
+  /** Absent: one process that owns every aggregate. */
+  coordination?: ServiceCoordination;
 }
 
 export interface ServiceCycleReport extends CycleReport {
@@ -94,6 +106,10 @@ export class AicerineService {
   /** Operator tasks (docs/tasks.md): the worker runs them, the API asks the task service. */
   readonly tasks: ServiceTasks;
   readonly locks: LockService;
+  /** Replicas only: which aggregates this replica owns. */
+  readonly ownership: AggregateOwnership | null;
+  /** Every aggregate the loop would run (configured and discovered): what replicas share. */
+  private knownAggregates: string[];
   private readonly recorderReader: RecorderCloudReader;
   private readonly writer: RatioWriter;
   private estimators: CostEstimators | null = null;
@@ -125,10 +141,21 @@ export class AicerineService {
     );
     const reader: CloudReader = { read: () => this.read() };
     const settings = resolveExecutorSettings(executorSettings(config));
-    this.locks = deps.locks ?? new LocalLockService();
+    // Replicas share the etcd locks for tasks and host locks too: one lock space per cloud.
+    this.locks = deps.locks ?? deps.coordination?.locks ?? new LocalLockService();
     const slots = new MigrationSlots(settings.limits);
+    this.knownAggregates = Object.keys(config.aggregates);
+    const coordination = deps.coordination;
+    let ownership: AggregateOwnership | null = null;
     const executor = new Executor({
-      journal: store,
+      // Replicas: every journal write carries the aggregate's fence, refused once it is stale.
+      journal:
+        coordination === undefined
+          ? store
+          : store.fencedJournal((a) => {
+              if (ownership === null) throw new Error(`aggregate ${a}: ownership not started`);
+              return ownership.fenceOf(a);
+            }),
       cloud: new OpenStackExecutorCloud(deps.reader, writes),
       clock,
       settings,
@@ -140,6 +167,7 @@ export class AicerineService {
     });
     this.executor = new ExecutorService(executor, {
       isPaused: (aggregate) => this.isPaused(aggregate),
+      ...(coordination !== undefined ? { isOwned: (a: string) => ownership?.holds(a) ?? false } : {}),
       logger,
       onEnded: (summary, aggregate) => {
         logger.info(`service: execution of ${aggregate} ended`, {
@@ -149,6 +177,26 @@ export class AicerineService {
         this.wake();
       },
     });
+    ownership =
+      coordination === undefined
+        ? null
+        : new AggregateOwnership({
+            locks: coordination.locks,
+            replicaId: coordination.replicaId,
+            aggregates: () => this.knownAggregates,
+            ttlMs: coordination.leaseTtlMs,
+            intervalMs: coordination.rebalanceIntervalMs,
+            hooks: replicaOwnershipHooks({
+              store,
+              executor: this.executor,
+              replicaId: coordination.replicaId,
+              now: () => clock.now(),
+              logger,
+              onAcquired: () => this.wake(),
+            }),
+            logger,
+          });
+    this.ownership = ownership;
     const adapter = new StoreLoopAdapter(
       store,
       (a) => aggregateConfig(config, a).mode,
@@ -260,9 +308,19 @@ export class AicerineService {
     const { logger } = this.deps;
     this.started = true;
     await this.refreshPauses();
-    const resumed = await this.executor.recover();
-    if (resumed.length > 0)
-      logger.warn(`service: resumed ${resumed.length} unfinished execution(s) after a restart`, { resumed });
+    if (this.ownership !== null) {
+      // Replicas: unfinished executions are resumed by whichever replica takes their aggregate.
+      await this.ownership.start();
+      logger.info(
+        `service: replica ${this.ownership.replicaId} owns ${this.ownership.owned().join(', ') || 'no aggregate yet'}`,
+      );
+    } else {
+      const resumed = await this.executor.recover();
+      if (resumed.length > 0)
+        logger.warn(`service: resumed ${resumed.length} unfinished execution(s) after a restart`, {
+          resumed,
+        });
+    }
     await this.tasks.worker.start();
     const url = this.deps.notificationsUrl;
     if (url) {
@@ -276,13 +334,27 @@ export class AicerineService {
     this.schedule(0);
   }
 
-  /** Stops starting cycles and new migrations; waits for executions (they finish or abort by configuration). */
+  /**
+   * Stops starting cycles and new migrations; waits for executions (they finish or abort by
+   * configuration). Replicas hand their aggregates over instead: executions stop here at once,
+   * still running in the store, and the next owner resumes them.
+   */
   async stop(): Promise<void> {
     this.stopping = true;
-    this.shuttingDown = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     await this.listener?.stop();
+    if (this.ownership !== null) {
+      // Not a pause: a pause would abort migrations in flight (onStop), a hand-over leaves them
+      // to the next owner.
+      await this.running;
+      await this.tasks.worker.stop();
+      await this.ownership.stop();
+      await this.executor.idle();
+      await this.deps.coordination?.locks.close();
+      return;
+    }
+    this.shuttingDown = true;
     await this.running;
     await this.tasks.worker.stop();
     await this.executor.idle();
@@ -389,7 +461,13 @@ export class AicerineService {
     const settings = loopSettings(this.deps.config, aggregates, (a, model) =>
       this.estimators ? this.estimators.for(a).model : model,
     );
-    // Run-time pauses (from the store, so they survive a restart) are part of the settings.
+    if (this.ownership !== null) {
+      // Replicas share what the loop would run; each plans and acts on the aggregates it owns.
+      this.knownAggregates = settings.aggregates.map((a) => a.name);
+      const ownership = this.ownership;
+      settings.aggregates = settings.aggregates.filter((a) => ownership.isReady(a.name));
+    }
+    // Run-time pauses (from the store, so they survive a restart and every replica sees them).
     settings.paused = settings.paused || this.shuttingDown || this.runtime.global !== null;
     for (const a of settings.aggregates) a.paused = a.paused || this.runtime.aggregates[a.name] !== undefined;
     this.loop.updateSettings(settings);

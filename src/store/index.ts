@@ -29,8 +29,15 @@ export {
 } from './data-health.js';
 export { StoreError } from './errors.js';
 export type { ExecutionFilter, ExecutionRepository } from './executions.js';
+export type { FenceOf } from './journal.js';
 export type { JsonValue } from './json.js';
 export { MIGRATION_TABLE, storeMigrations } from './migrations.js';
+export {
+  type AggregateOwnerRecord,
+  FencedOutError,
+  type OwnerFence,
+  type OwnershipRepository,
+} from './ownership.js';
 export { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT, type Page, type PageRequest } from './paging.js';
 export {
   type DecisionInput,

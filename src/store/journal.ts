@@ -14,6 +14,7 @@ import {
 } from '../executor/journal.js';
 import { lockRows, type StoreContext, writeTransaction } from './backend.js';
 import { StoreError } from './errors.js';
+import { enforceFence, type OwnerFence } from './ownership.js';
 import type { ExecutionMovesTable, ExecutionsTable } from './schema.js';
 import { fromMs, fromMsOrNull, toMs } from './time.js';
 
@@ -52,6 +53,12 @@ export function executionFromRow(row: ExecutionsTable): ExecutionRecord {
     startedBy: row.started_by,
   };
 }
+
+/**
+ * The fence of the aggregate's owner, asked at every write; it throws (changing nothing) when this
+ * process does not own the aggregate now. Absent: a single process, no fencing.
+ */
+export type FenceOf = (aggregate: string) => OwnerFence;
 
 function moveFromRow(row: ExecutionMovesTable): MoveRecord {
   const move: MoveRecord = {
@@ -100,7 +107,7 @@ function checkMoves(executionId: string, moves: PlannedMove[]): void {
   });
 }
 
-export function createJournal(ctx: StoreContext): ExecutionJournal {
+export function createJournal(ctx: StoreContext, fenceOf?: FenceOf): ExecutionJournal {
   const { db } = ctx;
 
   async function moveRow(executionId: string, step: number): Promise<ExecutionMovesTable | undefined> {
@@ -117,7 +124,9 @@ export function createJournal(ctx: StoreContext): ExecutionJournal {
       if (execution.id === '') throw new StoreError('store: an execution id must not be empty');
       const startedAt = toMs(execution.startedAt, `execution ${execution.id}: startedAt`);
       checkMoves(execution.id, moves);
+      const fence = fenceOf?.(execution.aggregate);
       await writeTransaction(ctx, async (trx) => {
+        if (fence !== undefined) await enforceFence(trx, ctx.backend, fence, startedAt);
         const existing = await trx
           .selectFrom('executions')
           .select('id')
@@ -154,6 +163,7 @@ export function createJournal(ctx: StoreContext): ExecutionJournal {
               issued_at: null,
               ended_at: null,
               detail: null,
+              fence: fence?.fence ?? null,
             }),
           );
           await trx.insertInto('execution_moves').values(rows).execute();
@@ -183,13 +193,30 @@ export function createJournal(ctx: StoreContext): ExecutionJournal {
       if (next.novaMigrationId !== undefined) changes.nova_migration_id = next.novaMigrationId;
       if (next.detail !== undefined) changes.detail = next.detail;
       // The compare-and-set: one conditional UPDATE, atomic on both backends.
-      const result = await db
-        .updateTable('execution_moves')
-        .set(changes)
-        .where('execution_id', '=', executionId)
-        .where('step', '=', step)
-        .where('state', '=', expectedFrom)
-        .executeTakeFirst();
+      const compareAndSet = (q: typeof db) =>
+        q
+          .updateTable('execution_moves')
+          .set(changes)
+          .where('execution_id', '=', executionId)
+          .where('step', '=', step)
+          .where('state', '=', expectedFrom)
+          .executeTakeFirst();
+      const result =
+        fenceOf === undefined
+          ? await compareAndSet(db)
+          : await writeTransaction(ctx, async (trx) => {
+              // The owner's fence is checked and the move changed in one transaction.
+              const execution = await trx
+                .selectFrom('executions')
+                .select('aggregate')
+                .where('id', '=', executionId)
+                .executeTakeFirst();
+              if (execution === undefined) throw new StoreError(`store: no execution ${executionId}`);
+              const fence = fenceOf(execution.aggregate);
+              await enforceFence(trx, ctx.backend, fence, at);
+              changes.fence = fence.fence;
+              return compareAndSet(trx);
+            });
       if (Number(result.numUpdatedRows) === 1) return true;
       if ((await moveRow(executionId, step)) === undefined) throw new StoreError(`store: no move ${where}`);
       return false;
@@ -205,6 +232,7 @@ export function createJournal(ctx: StoreContext): ExecutionJournal {
           trx.selectFrom('executions').selectAll().where('id', '=', executionId),
         ).executeTakeFirst();
         if (row === undefined) throw new StoreError(`store: no execution ${executionId}`);
+        if (fenceOf !== undefined) await enforceFence(trx, ctx.backend, fenceOf(row.aggregate), endedAt);
         if (row.state === state) return; // already recorded: a restarted executor may say it twice
         if (row.state !== 'running')
           throw new StoreError(

@@ -359,6 +359,26 @@ function taskTable(backend: StoreBackend): Migration {
   };
 }
 
+// Replicas: the newest owner's fence per aggregate (a write with an older one is refused), and the
+// fence that wrote each move's current state.
+function ownership(backend: StoreBackend): Migration {
+  return {
+    async up(db: Kysely<unknown>): Promise<void> {
+      const s = db.schema;
+      await tableOptions(
+        backend,
+        s
+          .createTable('aggregate_owners')
+          .addColumn('aggregate', KEY, (c) => c.primaryKey())
+          .addColumn('fence', 'bigint', (c) => c.notNull())
+          .addColumn('owner', KEY, (c) => c.notNull())
+          .addColumn('claimed_at', TIME, (c) => c.notNull()),
+      ).execute();
+      await s.alterTable('execution_moves').addColumn('fence', 'bigint').execute();
+    },
+  };
+}
+
 /** The migrations in order; their names sort in that order (the Migrator runs them sorted). */
 export function storeMigrations(backend: StoreBackend): Record<string, Migration> {
   return {
@@ -366,6 +386,7 @@ export function storeMigrations(backend: StoreBackend): Record<string, Migration
     '0002-prevention-records': preventionRecords(backend),
     '0003-service-control': serviceControl(backend),
     '0004-tasks': taskTable(backend),
+    '0005-ownership': ownership(backend),
   };
 }
 

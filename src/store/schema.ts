@@ -35,6 +35,8 @@ export interface ExecutionMovesTable {
   issued_at: number | null;
   ended_at: number | null;
   detail: string | null;
+  /** The owner's fence that wrote the move's current state (replicas); null on a single process. */
+  fence: number | null;
 }
 
 export interface PlansTable {
@@ -222,6 +224,14 @@ export interface TasksTable {
   ended_at: number | null;
 }
 
+/** The newest owner of each aggregate that wrote to the store (replicas, src/store/ownership.ts). */
+export interface AggregateOwnersTable {
+  aggregate: string;
+  fence: number;
+  owner: string;
+  claimed_at: number;
+}
+
 export interface Database {
   executions: ExecutionsTable;
   execution_moves: ExecutionMovesTable;
@@ -240,4 +250,5 @@ export interface Database {
   service_pauses: ServicePausesTable;
   aggregate_history: AggregateHistoryTable;
   tasks: TasksTable;
+  aggregate_owners: AggregateOwnersTable;
 }

@@ -10,8 +10,9 @@ import { type CooldownRepository, createCooldownRepository } from './cooldowns.j
 import { type CostSampleRepository, createCostSampleRepository } from './cost-samples.js';
 import { createDataHealthRepository, type DataHealthRepository } from './data-health.js';
 import { createExecutionRepository, type ExecutionRepository } from './executions.js';
-import { createJournal } from './journal.js';
+import { createJournal, type FenceOf } from './journal.js';
 import { migrateToLatest } from './migrations.js';
+import { createOwnershipRepository, type OwnershipRepository } from './ownership.js';
 import { createPlanRepository, type PlanRepository } from './plans.js';
 import { createQuarantineRepository, type QuarantineRepository } from './quarantine.js';
 import { createRatioChangeRepository, type RatioChangeRepository } from './ratio-changes.js';
@@ -44,6 +45,13 @@ export interface Store extends ExecutionJournal {
   /** Each cycle's imbalance per aggregate and dimension. */
   readonly history: HistoryRepository;
   readonly retention: RetentionRepository;
+  /** Replicas: the newest owner's fence per aggregate. */
+  readonly ownership: OwnershipRepository;
+  /**
+   * The journal as one replica among several writes it: every write checks, in its transaction,
+   * that the fence `fenceOf` gives for the execution's aggregate is not older than the recorded one.
+   */
+  fencedJournal(fenceOf: FenceOf): ExecutionJournal;
   /** Operator tasks (docs/tasks.md). */
   readonly tasks: TaskRepository;
   /** Closes the database (the pool on MariaDB); the store is unusable after. */
@@ -75,6 +83,8 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     pauses: createPauseRepository(ctx),
     history: createHistoryRepository(ctx),
     retention: createRetention(ctx),
+    ownership: createOwnershipRepository(ctx),
+    fencedJournal: (fenceOf) => createJournal(ctx, fenceOf),
     tasks: createTaskRepository(ctx),
     close: () => ctx.db.destroy(),
   };

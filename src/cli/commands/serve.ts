@@ -50,7 +50,15 @@ export function register(program: Command): void {
         logger,
         recorder: parts.recorder,
         notificationsUrl: parts.notificationsUrl,
+        ...(parts.coordination !== null ? { coordination: parts.coordination } : {}),
       });
+      if (flags.once && parts.coordination !== null) {
+        await parts.coordination.locks.close();
+        await parts.store.close();
+        throw new Error(
+          'serve --once runs one cycle as the only process; with coordination: etcd, run `serve` (replicas share the aggregates)',
+        );
+      }
       if (flags.once) {
         await service.executor.recover();
         const report = await service.runCycle();

@@ -1,0 +1,257 @@
+// The lock port on etcd, for several replicas. A lock is a key created, only if absent, in one
+// transaction, and attached to an etcd lease of its own: the key disappears when the lease is
+// revoked (release) or expires (the holder died or lost etcd). The fence is the revision of that
+// transaction: etcd's revision only grows, so a later holder of any lock always has a larger fence.
+//
+// Keep-alive is ours, not the client's: every ttl/3 the holder renews its lease and, on each
+// answer, moves its local deadline to (when the renewal was sent) + TTL − margin. A holder cut off
+// from etcd sees isValid() turn false at that deadline, which is before etcd can let the lease
+// expire and hand the lock to someone else: etcd's TTL starts no earlier than our send.
+
+import { noop } from 'cockatiel';
+import { Etcd3, type IOptions } from 'etcd3';
+import {
+  type AcquireOptions,
+  DEFAULT_LOCK_TTL_MS,
+  type HeldLock,
+  type Lease,
+  type LockService,
+  LockUnavailableError,
+} from './locks.js';
+
+export interface EtcdLockOptions {
+  /** Client URLs of the etcd cluster, e.g. ["http://10.0.0.1:2379"]. */
+  endpoints: string[];
+  /** Key prefix of every Aicerine key (default "/aicerine/"): several installations may share a cluster. */
+  prefix?: string;
+  /** How long one etcd call may take before the backend counts as unreachable (default 3000 ms). */
+  callTimeoutMs?: number;
+  /**
+   * How long before the lease's etcd expiry a holder stops trusting its lock (default: a fifth of
+   * the TTL, at least 1000 ms): covers a call in flight when the deadline passes and clock drift.
+   */
+  marginMs?: number;
+  auth?: { username: string; password: string };
+  tls?: { rootCertificate: Buffer; privateKey?: Buffer; certChain?: Buffer };
+  now?: () => number;
+}
+
+interface Holding {
+  name: string;
+  owner: string;
+  fence: number;
+  lease: ReturnType<Etcd3['lease']>;
+  ttlMs: number;
+  validUntil: number;
+  released: boolean;
+  lost: boolean;
+  timer: NodeJS.Timeout | null;
+}
+
+/** An etcd lease (a held lock) as this service hands it out: the port's Lease, plus its deadline. */
+export interface EtcdLease extends Lease {
+  /** Epoch ms (the injected clock) after which isValid() is false unless a renewal lands first. */
+  validUntil(): number;
+}
+
+const MIN_TTL_MS = 2000;
+
+export class EtcdLockService implements LockService {
+  readonly kind = 'etcd' as const;
+  private readonly client: Etcd3;
+  private readonly prefix: string;
+  private readonly callTimeoutMs: number;
+  private readonly now: () => number;
+  private readonly held = new Set<Holding>();
+  private closed = false;
+  private probes = 0;
+
+  constructor(private readonly options: EtcdLockOptions) {
+    if (options.endpoints.length === 0) throw new Error('locks: etcd needs at least one endpoint');
+    this.prefix = options.prefix ?? '/aicerine/';
+    this.callTimeoutMs = options.callTimeoutMs ?? 3000;
+    this.now = options.now ?? Date.now;
+    const clientOptions: IOptions = {
+      hosts: options.endpoints,
+      dialTimeout: this.callTimeoutMs,
+      // Every call has a deadline, and no retry policy of the client's: an unreachable etcd is a
+      // LockUnavailableError within callTimeoutMs, and the caller decides what to do.
+      defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + this.callTimeoutMs }),
+      faultHandling: { host: () => noop, global: noop },
+      ...(options.auth ? { auth: options.auth } : {}),
+      ...(options.tls ? { credentials: options.tls } : {}),
+    };
+    this.client = new Etcd3(clientOptions);
+  }
+
+  private key(name: string): string {
+    return `${this.prefix}locks/${name}`;
+  }
+
+  private unavailable(what: string, err: unknown): LockUnavailableError {
+    const why = err instanceof Error ? err.message : String(err);
+    return new LockUnavailableError(
+      'etcd',
+      `locks: etcd (${this.options.endpoints.join(', ')}) ${what}: ${why}`,
+      {
+        cause: err,
+      },
+    );
+  }
+
+  async tryAcquire(name: string, owner: string, options?: AcquireOptions): Promise<EtcdLease | null> {
+    if (this.closed)
+      throw new LockUnavailableError('etcd', `locks: the etcd lock service is closed (acquiring ${name})`);
+    if (name === '' || owner === '') throw new Error('locks: a lock has a name and an owner');
+    const ttlMs = options?.ttlMs ?? DEFAULT_LOCK_TTL_MS;
+    if (!Number.isFinite(ttlMs) || ttlMs < MIN_TTL_MS)
+      throw new RangeError(`locks: ${name}: ttlMs must be at least ${MIN_TTL_MS} on etcd, got ${ttlMs}`);
+    const ttlSeconds = Math.ceil(ttlMs / 1000);
+    const sentAt = this.now();
+    const lease = this.client.lease(ttlSeconds, { autoKeepAlive: false });
+    // The lease's 'lost' events are ours to judge (isValid); an unhandled 'error' would crash.
+    lease.on('lost', () => {});
+    let leaseId: string;
+    try {
+      leaseId = await lease.grant();
+    } catch (err) {
+      lease.release();
+      throw this.unavailable(`cannot grant a lease for ${name}`, err);
+    }
+    const since = this.now();
+    let result: Awaited<ReturnType<ReturnType<Etcd3['if']>['commit']>>;
+    try {
+      result = await this.client
+        .if(this.key(name), 'Create', '==', 0)
+        .then(this.client.put(this.key(name)).value(JSON.stringify({ owner, since })).lease(leaseId))
+        .commit();
+    } catch (err) {
+      await this.revokeQuietly(lease);
+      throw this.unavailable(`cannot take ${name}`, err);
+    }
+    if (!result.succeeded) {
+      await this.revokeQuietly(lease);
+      return null;
+    }
+    const holding: Holding = {
+      name,
+      owner,
+      fence: Number(result.header.revision),
+      lease,
+      ttlMs: ttlSeconds * 1000,
+      validUntil: sentAt + ttlSeconds * 1000 - this.margin(ttlSeconds * 1000),
+      released: false,
+      lost: false,
+      timer: null,
+    };
+    this.held.add(holding);
+    this.scheduleKeepAlive(holding);
+    return {
+      name,
+      owner,
+      fence: holding.fence,
+      isValid: () => this.isValid(holding),
+      validUntil: () => holding.validUntil,
+      release: () => this.release(holding),
+    };
+  }
+
+  private margin(ttlMs: number): number {
+    return this.options.marginMs ?? Math.max(1000, Math.round(ttlMs / 5));
+  }
+
+  private isValid(h: Holding): boolean {
+    return !h.released && !h.lost && this.now() < h.validUntil;
+  }
+
+  private scheduleKeepAlive(h: Holding): void {
+    if (h.released || h.lost) return;
+    h.timer = setTimeout(() => void this.keepAlive(h), Math.max(200, Math.floor(h.ttlMs / 3)));
+    h.timer.unref();
+  }
+
+  private async keepAlive(h: Holding): Promise<void> {
+    h.timer = null;
+    if (h.released || h.lost) return;
+    const sentAt = this.now();
+    try {
+      const res = await h.lease.keepaliveOnce({ deadline: Date.now() + this.callTimeoutMs });
+      if (Number(res.TTL) <= 0) {
+        // etcd no longer knows the lease: it expired (we were cut off too long) or was revoked.
+        h.lost = true;
+        this.held.delete(h);
+        return;
+      }
+      if (!h.released && !h.lost)
+        h.validUntil = Math.max(h.validUntil, sentAt + Number(res.TTL) * 1000 - this.margin(h.ttlMs));
+    } catch {
+      // Unreachable for now: the lock stays valid until its local deadline, renewals go on.
+      if (this.now() >= h.validUntil) {
+        h.lost = true;
+        this.held.delete(h);
+        h.lease.release();
+        return;
+      }
+    }
+    this.scheduleKeepAlive(h);
+  }
+
+  private async revokeQuietly(lease: ReturnType<Etcd3['lease']>): Promise<void> {
+    try {
+      await lease.revoke({ deadline: Date.now() + this.callTimeoutMs });
+    } catch {
+      // It expires by its TTL.
+      lease.release();
+    }
+  }
+
+  private async release(h: Holding): Promise<void> {
+    if (h.released) return;
+    h.released = true;
+    if (h.timer) clearTimeout(h.timer);
+    h.timer = null;
+    this.held.delete(h);
+    if (!h.lost) await this.revokeQuietly(h.lease);
+  }
+
+  async list(prefix: string): Promise<HeldLock[]> {
+    if (this.closed) throw new LockUnavailableError('etcd', 'locks: the etcd lock service is closed');
+    try {
+      const base = this.key('');
+      const res = await this.client.getAll().prefix(this.key(prefix)).exec();
+      return res.kvs
+        .map((kv) => {
+          const name = kv.key.toString().slice(base.length);
+          let owner = '';
+          let since = 0;
+          try {
+            const v = JSON.parse(kv.value.toString()) as { owner?: unknown; since?: unknown };
+            owner = typeof v.owner === 'string' ? v.owner : '';
+            since = typeof v.since === 'number' ? v.since : 0;
+          } catch {
+            owner = kv.value.toString();
+          }
+          return { name, owner, fence: Number(kv.create_revision), since };
+        })
+        .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    } catch (err) {
+      throw this.unavailable(`cannot list locks under ${JSON.stringify(prefix)}`, err);
+    }
+  }
+
+  async probe(): Promise<void> {
+    this.probes += 1;
+    const lease = await this.tryAcquire(`probe/${process.pid}-${this.probes}-${this.now()}`, 'probe', {
+      ttlMs: 5000,
+    });
+    if (lease === null) throw new LockUnavailableError('etcd', 'locks: etcd probe lock was already held');
+    await lease.release();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    await Promise.all([...this.held].map((h) => this.release(h)));
+    this.closed = true;
+    this.client.close();
+  }
+}

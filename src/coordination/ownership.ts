@@ -1,0 +1,223 @@
+// One owner per aggregate among the live replicas. Each replica registers itself (a lock named
+// replica/<id>, so the registry is as live as the lock backend's leases), computes by rendezvous
+// hashing which aggregates it should own, and on every pass: drops the aggregates whose lease it
+// lost, hands over those another replica should now own (stop acting first, then release), and
+// takes the free ones it should own (take the lease, then the hooks claim the store's fence and
+// resume what the previous owner left). Two replicas never act on one aggregate: acting needs a
+// valid lease, a lease is given only once the previous one is released or expired, and a holder
+// cut off from the lock backend stops trusting its lease before the backend can expire it.
+
+import { type Logger, silentLogger } from '../cloud/log.js';
+import type { OwnerFence } from '../store/ownership.js';
+import { aggregateLockName, type Lease, type LockService } from './locks.js';
+import { aggregatesOf } from './rendezvous.js';
+
+export const REPLICA_LOCK_PREFIX = 'replica/';
+
+export interface OwnershipHooks {
+  /**
+   * The replica holds the aggregate's lease; resolve once it may act (the store's fence claimed,
+   * unfinished executions resumed). Throwing gives the lease back.
+   */
+  acquired(aggregate: string, lease: Lease): Promise<void>;
+  /** The aggregate is being given back: resolve once nothing more is written or sent for it. */
+  releasing(aggregate: string): Promise<void>;
+  /** The lease was lost (expired, backend unreachable too long): nothing acts on it any more. */
+  lost(aggregate: string): void;
+}
+
+export interface OwnershipOptions {
+  locks: LockService;
+  /** Unique among the replicas (a host name, a pod name). */
+  replicaId: string;
+  /** Every aggregate to shard (configured and discovered). */
+  aggregates: () => readonly string[];
+  /** Lease TTL: how long an aggregate stays without an owner after its owner dies. */
+  ttlMs: number;
+  /** How often membership is read and ownership rebalanced. */
+  intervalMs: number;
+  hooks: OwnershipHooks;
+  logger?: Logger;
+}
+
+/** A write or a call for an aggregate this replica does not own now. */
+export class NotOwnerError extends Error {
+  constructor(
+    readonly aggregate: string,
+    replica: string,
+  ) {
+    super(`replica ${replica} does not own aggregate ${aggregate} (lease lost or handed over)`);
+    this.name = 'NotOwnerError';
+  }
+}
+
+interface Held {
+  lease: Lease;
+  releasing: boolean;
+  /** The acquired hook has finished: the previous owner's executions are resumed here. */
+  ready: boolean;
+}
+
+export class AggregateOwnership {
+  private readonly held = new Map<string, Held>();
+  private registration: Lease | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private pass: Promise<void> | null = null;
+  private stopped = false;
+  private readonly log: Logger;
+  /** The live replicas as the last pass read them. */
+  private live: string[] = [];
+
+  constructor(private readonly opts: OwnershipOptions) {
+    this.log = opts.logger ?? silentLogger;
+  }
+
+  get replicaId(): string {
+    return this.opts.replicaId;
+  }
+
+  /** True while this replica may act on the aggregate. */
+  holds(aggregate: string): boolean {
+    const h = this.held.get(aggregate);
+    return h !== undefined && !h.releasing && h.lease.isValid();
+  }
+
+  /** The fence every write for the aggregate carries; throws NotOwnerError when not held now. */
+  fenceOf(aggregate: string): OwnerFence {
+    const h = this.held.get(aggregate);
+    if (h === undefined || h.releasing || !h.lease.isValid())
+      throw new NotOwnerError(aggregate, this.opts.replicaId);
+    return { aggregate, fence: h.lease.fence, owner: this.opts.replicaId };
+  }
+
+  /**
+   * True once the aggregate is held and taken over (fence claimed, the previous owner's executions
+   * resumed): only then may something new start on it (the loop plans it).
+   */
+  isReady(aggregate: string): boolean {
+    return this.holds(aggregate) && this.held.get(aggregate)?.ready === true;
+  }
+
+  /** Aggregates held now, sorted. */
+  owned(): string[] {
+    return [...this.held.keys()].filter((a) => this.holds(a)).sort();
+  }
+
+  /** Live replicas as last read. */
+  replicas(): string[] {
+    return [...this.live];
+  }
+
+  /** Registers the replica (refused when a live replica has the same id) and starts rebalancing. */
+  async start(): Promise<void> {
+    await this.register(true);
+    await this.rebalance();
+    this.schedule();
+  }
+
+  /** Hands every aggregate back (stop acting, then release), and leaves the registry. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    await this.pass;
+    await Promise.all([...this.held.keys()].map((a) => this.handOver(a)));
+    await this.registration?.release();
+    this.registration = null;
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      void this.rebalance().finally(() => this.schedule());
+    }, this.opts.intervalMs);
+  }
+
+  private async register(first: boolean): Promise<void> {
+    const lease = await this.opts.locks.tryAcquire(
+      `${REPLICA_LOCK_PREFIX}${this.opts.replicaId}`,
+      this.opts.replicaId,
+      { ttlMs: this.opts.ttlMs },
+    );
+    if (lease === null) {
+      if (first)
+        throw new Error(
+          `coordination: replica id ${this.opts.replicaId} is already registered by a live replica (each replica needs its own coordination.replicaId)`,
+        );
+      return;
+    }
+    this.registration = lease;
+  }
+
+  /** One pass: drop lost leases, read membership, hand over and take aggregates. */
+  rebalance(): Promise<void> {
+    if (this.pass) return this.pass;
+    this.pass = this.rebalanceOnce()
+      .catch((e: unknown) => {
+        this.log.warn('coordination: rebalance pass failed; the next one tries again', {
+          error: e instanceof Error ? e.message : String(e),
+        });
+      })
+      .finally(() => {
+        this.pass = null;
+      });
+    return this.pass;
+  }
+
+  private async rebalanceOnce(): Promise<void> {
+    for (const [aggregate, h] of this.held) {
+      if (h.releasing || h.lease.isValid()) continue;
+      this.held.delete(aggregate);
+      this.log.warn(`coordination: lease of aggregate ${aggregate} lost; stopped acting on it`);
+      this.opts.hooks.lost(aggregate);
+    }
+    if (this.stopped) return;
+    if (this.registration === null || !this.registration.isValid()) {
+      this.registration = null;
+      await this.register(false);
+      if (this.registration === null) return;
+    }
+    this.live = (await this.opts.locks.list(REPLICA_LOCK_PREFIX))
+      .map((l) => l.name.slice(REPLICA_LOCK_PREFIX.length))
+      .sort();
+    const wanted = new Set(
+      aggregatesOf(this.opts.replicaId, [...new Set(this.opts.aggregates())], this.live),
+    );
+    const leaving = [...this.held.keys()].filter((a) => !wanted.has(a));
+    await Promise.all(leaving.map((a) => this.handOver(a)));
+    for (const aggregate of wanted) {
+      if (this.stopped) return;
+      if (this.held.has(aggregate)) continue;
+      const lease = await this.opts.locks.tryAcquire(aggregateLockName(aggregate), this.opts.replicaId, {
+        ttlMs: this.opts.ttlMs,
+      });
+      if (lease === null) continue; // its previous owner has not handed it over yet
+      const h: Held = { lease, releasing: false, ready: false };
+      this.held.set(aggregate, h);
+      try {
+        await this.opts.hooks.acquired(aggregate, lease);
+        h.ready = true;
+        this.log.info(`coordination: owns aggregate ${aggregate} (fence ${lease.fence})`);
+      } catch (e) {
+        this.log.warn(`coordination: could not take over aggregate ${aggregate}; giving it back`, {
+          error: e instanceof Error ? e.message : String(e),
+        });
+        await this.handOver(aggregate);
+      }
+    }
+  }
+
+  private async handOver(aggregate: string): Promise<void> {
+    const h = this.held.get(aggregate);
+    if (h === undefined || h.releasing) return;
+    h.releasing = true;
+    try {
+      await this.opts.hooks.releasing(aggregate);
+    } finally {
+      await h.lease.release();
+      this.held.delete(aggregate);
+      this.log.info(`coordination: handed over aggregate ${aggregate}`);
+    }
+  }
+}

@@ -1,0 +1,124 @@
+// Vitest global setup: starts one private etcd (Debian's etcd-server) on loopback, its data in a
+// temp dir, shared by every coordination test file (each one uses keys under a prefix of its
+// own), and stops it after the run. Without etcd the coordination cases are skipped with a loud
+// warning, except under CI=true, where the run fails: CI must test the replicas.
+
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, openSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Etcd3 } from 'etcd3';
+import type { TestProject } from 'vitest/node';
+
+export interface EtcdServer {
+  /** http://127.0.0.1:<port> */
+  endpoint: string;
+}
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    etcd: EtcdServer | null;
+  }
+}
+
+function find(binary: string): string | null {
+  for (const dir of [...(process.env.PATH ?? '').split(':'), '/usr/bin', '/usr/sbin', '/usr/local/bin']) {
+    const path = join(dir, binary);
+    if (dir !== '' && existsSync(path)) return path;
+  }
+  return null;
+}
+
+/** A port free on loopback now (the kernel's pick). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const address = s.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitUntilReady(endpoint: string, child: ChildProcess, logFile: string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  const client = new Etcd3({ hosts: endpoint, dialTimeout: 1000 });
+  try {
+    for (;;) {
+      if (child.exitCode !== null || child.signalCode !== null) {
+        const log = await readFile(logFile, 'utf8').catch(() => '');
+        throw new Error(
+          `etcd exited (${child.exitCode ?? child.signalCode}) while starting:\n${log.slice(-3000)}`,
+        );
+      }
+      try {
+        await client.get('aicerine-ready-probe').string();
+        return;
+      } catch (err) {
+        if (Date.now() > deadline) throw new Error(`etcd did not answer within 60 s: ${String(err)}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+  } finally {
+    client.close();
+  }
+}
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const etcd = find('etcd');
+  if (etcd === null) {
+    const message =
+      "etcd is not installed: the coordination tests cannot run. Install Debian's etcd-server (.ci/apt-packages.txt).";
+    if (process.env.CI === 'true') throw new Error(`${message} CI=true: failing the run.`);
+    console.warn(`\n${'!'.repeat(100)}\n!!! ${message}\n!!! SKIPPING every etcd test.\n${'!'.repeat(100)}\n`);
+    project.provide('etcd', null);
+    return async () => {};
+  }
+  const dir = await mkdtemp(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'aic-etcd-'));
+  const logFile = join(dir, 'etcd.log');
+  const [client, peer] = [await freePort(), await freePort()];
+  const endpoint = `http://127.0.0.1:${client}`;
+  const peerUrl = `http://127.0.0.1:${peer}`;
+  const log = openSync(logFile, 'a');
+  const child = spawn(
+    etcd,
+    [
+      '--name=aicerine-test',
+      `--data-dir=${join(dir, 'data')}`,
+      `--listen-client-urls=${endpoint}`,
+      `--advertise-client-urls=${endpoint}`,
+      `--listen-peer-urls=${peerUrl}`,
+      `--initial-advertise-peer-urls=${peerUrl}`,
+      `--initial-cluster=aicerine-test=${peerUrl}`,
+      '--initial-cluster-state=new',
+      '--log-level=warn',
+      '--logger=zap',
+    ],
+    { stdio: ['ignore', log, log] },
+  );
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  try {
+    await waitUntilReady(endpoint, child, logFile);
+  } catch (err) {
+    child.kill('SIGKILL');
+    await rm(dir, { recursive: true, force: true });
+    throw err;
+  }
+  project.provide('etcd', { endpoint });
+  return async () => {
+    process.off('exit', killOnExit);
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    }
+    await rm(dir, { recursive: true, force: true });
+  };
+}
