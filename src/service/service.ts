@@ -122,6 +122,9 @@ export class AicerineService {
   private readonly cycleListeners: ((report: ServiceCycleReport | null, seconds: number) => void)[] = [];
   private listener: NotificationListener | null = null;
   private timer: NodeJS.Timeout | null = null;
+  /** Replicas: how often pauses and abort requests made on other replicas are read. */
+  private controlTimer: NodeJS.Timeout | null = null;
+  private controlRunning = false;
   private running: Promise<ServiceCycleReport | null> | null = null;
   private stopping = false;
   /** Only a started service schedules its own cycles; one driven by runCycle() alone never does. */
@@ -270,10 +273,53 @@ export class AicerineService {
       this.deps.logger.warn(`service: execution ${executionId} aborted by ${by}`);
       return { outcome: 'aborting', executionId };
     }
+    if (this.ownership !== null) {
+      // Another replica may run it: only that replica's executor can abort its migrations in
+      // Nova, so the request goes through the store to whichever replica runs it (applyControl).
+      const execution = await this.deps.store.getExecution(executionId);
+      if (execution === null) return { outcome: 'not-found', executionId };
+      if (execution.state !== 'running')
+        return { outcome: 'not-running', executionId, state: execution.state };
+      await this.deps.store.abortRequests.request({
+        executionId,
+        by,
+        at: new Date(this.deps.clock.now()).toISOString(),
+      });
+      this.deps.logger.warn(`service: abort of execution ${executionId} by ${by} passed on to its replica`);
+      return { outcome: 'aborting', executionId };
+    }
     return new StoreServiceControl(this.deps.store, () => new Date(this.deps.clock.now())).abortExecution(
       executionId,
       by,
     );
+  }
+
+  /**
+   * Replicas: carries out what operators asked of other replicas. Pauses are re-read (so a pause
+   * made anywhere stops new migrations everywhere within the poll interval, not at the next
+   * cycle), and each abort request for an execution running here is carried out; one for an
+   * execution no longer running anywhere is dropped.
+   */
+  async applyControl(): Promise<void> {
+    if (this.controlRunning) return;
+    this.controlRunning = true;
+    try {
+      await this.refreshPauses();
+      for (const r of await this.deps.store.abortRequests.list()) {
+        if (this.executor.abort(r.executionId, `aborted by ${r.by}`) !== null) {
+          this.deps.logger.warn(
+            `service: execution ${r.executionId} aborted by ${r.by} (asked of another replica)`,
+          );
+          await this.deps.store.abortRequests.clear(r.executionId);
+          continue;
+        }
+        const execution = await this.deps.store.getExecution(r.executionId);
+        if (execution === null || execution.state !== 'running')
+          await this.deps.store.abortRequests.clear(r.executionId);
+      }
+    } finally {
+      this.controlRunning = false;
+    }
   }
 
   /** The ServiceControl the API acts through. */
@@ -311,6 +357,15 @@ export class AicerineService {
     if (this.ownership !== null) {
       // Replicas: unfinished executions are resumed by whichever replica takes their aggregate.
       await this.ownership.start();
+      const every = Math.max(250, this.deps.coordination?.rebalanceIntervalMs ?? 1000);
+      this.controlTimer = setInterval(() => {
+        this.applyControl().catch((e: unknown) =>
+          logger.warn('service: reading pauses and abort requests failed; trying again', {
+            error: e instanceof Error ? e.message : String(e),
+          }),
+        );
+      }, every);
+      this.controlTimer.unref();
       logger.info(
         `service: replica ${this.ownership.replicaId} owns ${this.ownership.owned().join(', ') || 'no aggregate yet'}`,
       );
@@ -344,6 +399,8 @@ export class AicerineService {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     await this.listener?.stop();
+    if (this.controlTimer) clearInterval(this.controlTimer);
+    this.controlTimer = null;
     if (this.ownership !== null) {
       // Not a pause: a pause would abort migrations in flight (onStop), a hand-over leaves them
       // to the next owner.

@@ -387,6 +387,24 @@ export function storeMigrations(backend: StoreBackend): Record<string, Migration
     '0003-service-control': serviceControl(backend),
     '0004-tasks': taskTable(backend),
     '0005-ownership': ownership(backend),
+    '0006-abort-requests': abortRequests(backend),
+  };
+}
+
+// Replicas: an operator's abort asked of a replica that does not run the execution, for the
+// replica that runs it (only the executor that issued a migration can abort it in Nova).
+function abortRequests(backend: StoreBackend): Migration {
+  return {
+    async up(db: Kysely<unknown>): Promise<void> {
+      await tableOptions(
+        backend,
+        db.schema
+          .createTable('abort_requests')
+          .addColumn('execution_id', KEY, (c) => c.primaryKey())
+          .addColumn('requested_by', KEY, (c) => c.notNull())
+          .addColumn('at', TIME, (c) => c.notNull()),
+      ).execute();
+    },
   };
 }
 

@@ -179,6 +179,12 @@ export interface ServicePausesTable {
   reason: string | null;
 }
 
+export interface AbortRequestsTable {
+  execution_id: string;
+  requested_by: string;
+  at: number;
+}
+
 export interface AggregateHistoryTable {
   id: AutoId;
   aggregate: string;
@@ -248,6 +254,7 @@ export interface Database {
   snapshots: SnapshotsTable;
   audit_log: AuditLogTable;
   service_pauses: ServicePausesTable;
+  abort_requests: AbortRequestsTable;
   aggregate_history: AggregateHistoryTable;
   tasks: TasksTable;
   aggregate_owners: AggregateOwnersTable;

@@ -27,6 +27,21 @@ export interface PauseRepository {
   clear(aggregate: string | null): Promise<boolean>;
 }
 
+/** Replicas: an abort asked on one replica for the execution another one runs. */
+export interface AbortRequest {
+  executionId: string;
+  by: string;
+  at: string;
+}
+
+export interface AbortRequestRepository {
+  /** Records the request (the first one stands when asked twice). */
+  request(r: AbortRequest): Promise<void>;
+  list(): Promise<AbortRequest[]>;
+  /** Removes the request once carried out (or moot); false when there was none. */
+  clear(executionId: string): Promise<boolean>;
+}
+
 export interface DimensionStats {
   stddev: number;
   max: number;
@@ -90,6 +105,37 @@ export function createPauseRepository(ctx: StoreContext): PauseRepository {
       const r = await db
         .deleteFrom('service_pauses')
         .where('scope', '=', aggregate ?? GLOBAL)
+        .executeTakeFirstOrThrow();
+      return Number(r.numDeletedRows) > 0;
+    },
+  };
+}
+
+export function createAbortRequestRepository(ctx: StoreContext): AbortRequestRepository {
+  const { db } = ctx;
+  return {
+    async request(r) {
+      const exists = await db
+        .selectFrom('abort_requests')
+        .select('execution_id')
+        .where('execution_id', '=', r.executionId)
+        .executeTakeFirst();
+      if (exists) return;
+      await db
+        .insertInto('abort_requests')
+        .values({ execution_id: r.executionId, requested_by: r.by, at: toMs(r.at, 'abort request at') })
+        .execute();
+    },
+
+    async list() {
+      const rows = await db.selectFrom('abort_requests').selectAll().orderBy('at').execute();
+      return rows.map((r) => ({ executionId: r.execution_id, by: r.requested_by, at: fromMs(r.at) }));
+    },
+
+    async clear(executionId) {
+      const r = await db
+        .deleteFrom('abort_requests')
+        .where('execution_id', '=', executionId)
         .executeTakeFirstOrThrow();
       return Number(r.numDeletedRows) > 0;
     },

@@ -19,6 +19,8 @@ import { createRatioChangeRepository, type RatioChangeRepository } from './ratio
 import { createRatioChangeSink } from './ratio-sink.js';
 import { createRetention, type RetentionRepository } from './retention.js';
 import {
+  type AbortRequestRepository,
+  createAbortRequestRepository,
   createHistoryRepository,
   createPauseRepository,
   type HistoryRepository,
@@ -42,6 +44,8 @@ export interface Store extends ExecutionJournal {
   readonly audit: AuditLogRepository;
   /** Run-time pauses made by operators (durable: they survive a restart). */
   readonly pauses: PauseRepository;
+  /** Replicas: aborts asked of one replica for executions another runs. */
+  readonly abortRequests: AbortRequestRepository;
   /** Each cycle's imbalance per aggregate and dimension. */
   readonly history: HistoryRepository;
   readonly retention: RetentionRepository;
@@ -81,6 +85,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     snapshots: createSnapshotRepository(ctx),
     audit: createAuditLogRepository(ctx),
     pauses: createPauseRepository(ctx),
+    abortRequests: createAbortRequestRepository(ctx),
     history: createHistoryRepository(ctx),
     retention: createRetention(ctx),
     ownership: createOwnershipRepository(ctx),

@@ -90,61 +90,71 @@ async function waitFor(
   }
 }
 
+async function cluster(opts: { slow?: boolean } = {}) {
+  // slow: migrations last long enough (at SPEED) to act on one while it runs.
+  const cloud = new SimCloud(world(), {
+    clock: new SimClock({ speed: SPEED }),
+    load: staticLoadModel(),
+    ...(opts.slow ? { timing: { holdSeconds: 1200 } } : {}),
+  });
+  const sim: SimServerHandle = await startSimServer({ cloud, password: 'secret' });
+  cleanups.push(() => sim.close());
+  const { options, cleanup } = await mariadb.fresh();
+  cleanups.push(cleanup);
+  const prefix = `/svc-${randomBytes(3).toString('hex')}/`;
+  const always = ['Mon-Sun 00:00 - 24:00 UTC'];
+  const replica = async (id: string) => {
+    const { config } = await parseServiceConfig(
+      {
+        openstack: { reader: { cloud: 'unused' }, actuator: { cloud: 'unused' } },
+        store: { url: 'mysql://root@localhost/unused?socket=/unused' },
+        coordination: { kind: 'etcd', replicaId: id, etcd: { endpoints: [etcd!.endpoint], prefix } },
+        cycleInterval: '10s',
+        defaults: { mode: 'active', windows: always, budgets: { perCycle: 2 } },
+        aggregates: Object.fromEntries(AGGREGATES.map((a) => [a, {}])),
+      },
+      { baseDir: '/tmp' },
+    );
+    const session = await openSession({
+      config: simAdminConfig(sim.authUrl, 'secret', `replica ${id}`),
+      prometheusUrl: `${sim.url}${PROMETHEUS_PREFIX}`,
+      retry: { maxRetries: 3, initialDelayMs: 10, maxDelayMs: 100 },
+    });
+    const store: Store = await openStore(options);
+    const locks = new EtcdLockService({ endpoints: [etcd!.endpoint], prefix, callTimeoutMs: 3000 });
+    const service = new AicerineService({
+      config,
+      store,
+      reader: session,
+      actuator: await Actuator.open({
+        config: session.config,
+        retry: { maxRetries: 3, initialDelayMs: 10, maxDelayMs: 100 },
+        credential: { label: `actuator ${id}` },
+      }),
+      clock: {
+        now: () => cloud.clock.nowMs(),
+        sleep: (ms) => new Promise((r) => setTimeout(r, Math.max(0, ms / SPEED))),
+      },
+      logger: silentLogger,
+      recorder: { historyDays: 1 },
+      coordination: { locks, replicaId: id, leaseTtlMs: 3000, rebalanceIntervalMs: 300 },
+    });
+    let stopped = false;
+    const stop = async () => {
+      if (stopped) return;
+      stopped = true;
+      await service.stop();
+      await store.close();
+    };
+    cleanups.push(stop);
+    return { service, store, stop };
+  };
+  return { cloud, replica };
+}
+
 describe.skipIf(etcd === null || !mariadb.available)('services as replicas (MariaDB + etcd)', () => {
   it('each replica plans and acts only on its own aggregates; a stopped replica’s aggregates move to the other', async () => {
-    const cloud = new SimCloud(world(), { clock: new SimClock({ speed: SPEED }), load: staticLoadModel() });
-    const sim: SimServerHandle = await startSimServer({ cloud, password: 'secret' });
-    cleanups.push(() => sim.close());
-    const { options, cleanup } = await mariadb.fresh();
-    cleanups.push(cleanup);
-    const prefix = `/svc-${randomBytes(3).toString('hex')}/`;
-    const always = ['Mon-Sun 00:00 - 24:00 UTC'];
-    const replica = async (id: string) => {
-      const { config } = await parseServiceConfig(
-        {
-          openstack: { reader: { cloud: 'unused' }, actuator: { cloud: 'unused' } },
-          store: { url: 'mysql://root@localhost/unused?socket=/unused' },
-          coordination: { kind: 'etcd', replicaId: id, etcd: { endpoints: [etcd!.endpoint], prefix } },
-          cycleInterval: '10s',
-          defaults: { mode: 'active', windows: always, budgets: { perCycle: 2 } },
-          aggregates: Object.fromEntries(AGGREGATES.map((a) => [a, {}])),
-        },
-        { baseDir: '/tmp' },
-      );
-      const session = await openSession({
-        config: simAdminConfig(sim.authUrl, 'secret', `replica ${id}`),
-        prometheusUrl: `${sim.url}${PROMETHEUS_PREFIX}`,
-        retry: { maxRetries: 3, initialDelayMs: 10, maxDelayMs: 100 },
-      });
-      const store: Store = await openStore(options);
-      const locks = new EtcdLockService({ endpoints: [etcd!.endpoint], prefix, callTimeoutMs: 3000 });
-      const service = new AicerineService({
-        config,
-        store,
-        reader: session,
-        actuator: await Actuator.open({
-          config: session.config,
-          retry: { maxRetries: 3, initialDelayMs: 10, maxDelayMs: 100 },
-          credential: { label: `actuator ${id}` },
-        }),
-        clock: {
-          now: () => cloud.clock.nowMs(),
-          sleep: (ms) => new Promise((r) => setTimeout(r, Math.max(0, ms / SPEED))),
-        },
-        logger: silentLogger,
-        recorder: { historyDays: 1 },
-        coordination: { locks, replicaId: id, leaseTtlMs: 3000, rebalanceIntervalMs: 300 },
-      });
-      let stopped = false;
-      const stop = async () => {
-        if (stopped) return;
-        stopped = true;
-        await service.stop();
-        await store.close();
-      };
-      cleanups.push(stop);
-      return { service, store, stop };
-    };
+    const { cloud, replica } = await cluster();
     const r1 = await replica('r1');
     const r2 = await replica('r2');
     await r1.service.start();
@@ -194,4 +204,41 @@ describe.skipIf(etcd === null || !mariadb.available)('services as replicas (Mari
     expect(owners.map((o) => o.aggregate).sort()).toEqual([...AGGREGATES].sort());
     for (const o of owners) if (own1.includes(o.aggregate)) expect(o.owner).toBe('r2');
   }, 180_000);
+
+  it('a pause or an abort asked of one replica is carried out by the replica that runs the execution', async () => {
+    const { cloud, replica } = await cluster({ slow: true });
+    const r1 = await replica('r1');
+    await r1.service.start();
+    await waitFor(
+      'r1 owning everything',
+      () => r1.service.ownership!.owned().length === AGGREGATES.length,
+      15_000,
+    );
+    const running = async () => (await r1.store.executions.list({ state: 'running' })).items;
+    await waitFor('an execution running on r1', async () => (await running()).length > 0, 40_000);
+    const [execution] = await running();
+    const r2 = await replica('r2');
+    await r2.service.start();
+    // r2 does not run it; its abort goes to r1 through the store.
+    expect(r2.service.executor.runs(execution!.id)).toBe(false);
+    const other = AGGREGATES.find((a) => a !== execution!.aggregate)!;
+    await r2.service.control().pause({ aggregate: other }, 'operator:alice', 'patching');
+    await waitFor('r1 seeing the pause made on r2', () => r1.service.isPaused(other), 5_000);
+    expect(await r2.service.abortExecution(execution!.id, 'operator:alice')).toEqual({
+      outcome: 'aborting',
+      executionId: execution!.id,
+    });
+    await waitFor(
+      'the execution aborted by r1',
+      async () =>
+        (await r1.store.executions.list({ state: 'aborted' })).items.some((e) => e.id === execution!.id),
+      30_000,
+    );
+    // Its migration in flight was aborted in Nova, not left to finish.
+    expect(cloud.migrations.some((m) => m.status === 'cancelled')).toBe(true);
+    expect(await r1.store.abortRequests.list()).toEqual([]);
+    expect(await r2.service.abortExecution(execution!.id, 'operator:alice')).toMatchObject({
+      outcome: 'not-running',
+    });
+  }, 120_000);
 });

@@ -38,6 +38,20 @@ describe.each(testBackends().map((b) => [b.name, b] as const))(
         );
       });
 
+      it('abort requests: the first request stands, listed oldest first, cleared once', async () => {
+        expect(await store.abortRequests.list()).toEqual([]);
+        await store.abortRequests.request({ executionId: 'e2', by: 'operator:bob', at: minutes(1) });
+        await store.abortRequests.request({ executionId: 'e1', by: 'operator:alice', at: T0 });
+        await store.abortRequests.request({ executionId: 'e1', by: 'operator:carol', at: minutes(2) });
+        expect(await store.abortRequests.list()).toEqual([
+          { executionId: 'e1', by: 'operator:alice', at: T0 },
+          { executionId: 'e2', by: 'operator:bob', at: minutes(1) },
+        ]);
+        expect(await store.abortRequests.clear('e1')).toBe(true);
+        expect(await store.abortRequests.clear('e1')).toBe(false);
+        expect((await store.abortRequests.list()).map((r) => r.executionId)).toEqual(['e2']);
+      });
+
       it('an aggregate named like a case variant of another is its own scope (binary collation)', async () => {
         await store.pauses.set({ aggregate: 'Gold', by: 'a', at: T0, reason: null });
         await store.pauses.set({ aggregate: 'gold', by: 'b', at: T0, reason: null });
