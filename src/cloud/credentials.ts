@@ -270,7 +270,24 @@ export function accessRuleMatches(rule: AccessRule, service: string, method: str
   return new RegExp(`^${source}/?$`).test(path);
 }
 
-/** policy.yaml rules, per service: the admin default or the dedicated role. */
+/**
+ * The defaults a policy.yaml line must keep because they reach ordinary project users (a line
+ * replaces the service's default outright: writing "role:admin or role:aicerine-reader" for
+ * servers:show would lock every project member out of their own servers). From the services'
+ * own defaults (`oslopolicy-sample-generator --namespace nova|placement|neutron`, Nova 26 /
+ * Placement 8); every policy not listed here defaults to admin only.
+ */
+const PROJECT_DEFAULTS: Record<string, string> = {
+  'os_compute_api:servers:detail': 'rule:project_reader_or_admin',
+  'os_compute_api:servers:show': 'rule:project_reader_or_admin',
+  'os_compute_api:os-flavor-extra-specs:index': 'rule:project_reader_or_admin',
+  'os_compute_api:os-server-groups:index': 'rule:project_reader_or_admin',
+  'os_compute_api:servers:confirm_resize': 'rule:project_member_or_admin',
+  get_port: 'rule:context_is_advsvc or rule:admin_owner_or_network_owner',
+  'get_port:binding:vnic_type': 'rule:admin_or_owner',
+};
+
+/** policy.yaml rules, per service: the service's default (admin, or its project rule) or the dedicated role. */
 export function policyRules(roles: {
   reader: string;
   actuator: string;
@@ -290,7 +307,10 @@ export function policyRules(roles: {
   for (const [svc, rules] of Object.entries(byService)) {
     out[svc] = {};
     for (const [name, set] of [...rules.entries()].sort(([a], [b]) => a.localeCompare(b))) {
-      out[svc][name] = ['role:admin', ...[...set].sort().map((r) => `role:${r}`)].join(' or ');
+      out[svc][name] = [
+        PROJECT_DEFAULTS[name] ?? 'role:admin',
+        ...[...set].sort().map((r) => `role:${r}`),
+      ].join(' or ');
     }
   }
   return out;

@@ -130,6 +130,12 @@ describe('policy.yaml and commands', () => {
     expect(rules.nova?.['os_compute_api:os-migrate-server:migrate_live']).toBe('role:admin or role:aic-a');
     expect(rules.nova?.['os_compute_api:os-migrations:index']).toBe('role:admin or role:aic-r');
     expect(rules.nova?.['os_compute_api:os-services:update']).toBe('role:admin or role:aic-a');
+    // Policies whose default reaches project users keep that default: members still see their own servers.
+    expect(rules.nova?.['os_compute_api:servers:show']).toBe('rule:project_reader_or_admin or role:aic-r');
+    expect(rules.nova?.['os_compute_api:servers:detail']).toBe('rule:project_reader_or_admin or role:aic-r');
+    expect(rules.nova?.['os_compute_api:servers:confirm_resize']).toBe(
+      'rule:project_member_or_admin or role:aic-a',
+    );
     // Canaries pass the project-member defaults: no rule is written over them.
     expect(rules.nova?.['os_compute_api:servers:create']).toBeUndefined();
     expect(rules.placement?.['placement:resource_providers:inventories:update']).toBe(

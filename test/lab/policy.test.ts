@@ -10,6 +10,7 @@ import type { CloudConfig } from '../../src/cloud/auth/config.js';
 import { policyJson, policyRules } from '../../src/cloud/credentials.js';
 import { isCloudError } from '../../src/cloud/errors.js';
 import type { NovaServer } from '../../src/cloud/openstack/nova.js';
+import { updateInventory } from '../../src/cloud/openstack/placement.js';
 import { recordSnapshot } from '../../src/cloud/record.js';
 import { type CloudSession, openSession } from '../../src/cloud/session.js';
 import { adminSession, bootServers, cleanupLab, labEnv, uniqueName } from './lab.js';
@@ -35,7 +36,19 @@ async function identity(
   return res.body as Record<string, Record<string, string>>;
 }
 
-async function userWithRole(role: string): Promise<CloudSession> {
+const usersByRole = new Map<string, Promise<CloudSession>>();
+
+/** One user per role for the whole file (the role and user are made once). */
+function userWithRole(role: string): Promise<CloudSession> {
+  let user = usersByRole.get(role);
+  if (!user) {
+    user = makeUserWithRole(role);
+    usersByRole.set(role, user);
+  }
+  return user;
+}
+
+async function makeUserWithRole(role: string): Promise<CloudSession> {
   const roleId = (await identity('POST', '/roles', { role: { name: role } })).role?.id ?? '';
   made.roles.push(roleId);
   const name = `${role}-user`;
@@ -117,20 +130,30 @@ describe('policy.yaml for the dedicated roles', () => {
     expect(isCloudError(migrate, 'auth') && migrate.status).toBe(403);
   });
 
-  it('lets a user with only the actuator role migrate, follow and write ratios, and nothing else', async () => {
+  it('lets a user with only the actuator role migrate and write ratios (the reader follows), and nothing else', async () => {
     const actuator = await userWithRole(roles.actuator);
+    const reader = await userWithRole(roles.reader);
     const since = new Date();
     await actuator.nova.liveMigrate(own.id, 'compute3');
     expect(
-      (await actuator.nova.followLiveMigration(own.id, { since, pollMs: 500, timeoutMs: 90_000 })).status,
+      (await reader.nova.followLiveMigration(own.id, { since, pollMs: 500, timeoutMs: 90_000 })).status,
     ).toBe('completed');
+    // Following is a read: the actuator's role does not pass os-migrations:index.
+    const follow = await actuator.nova.listMigrations({ serverId: own.id }).catch((e: unknown) => e);
+    expect(isCloudError(follow, 'auth') && follow.status).toBe(403);
     const rp = (await admin.placement.listResourceProviders({ name: 'compute3' }))[0];
     if (!rp) throw new Error('no provider compute3');
     const ratio = (await admin.placement.getInventories(rp.uuid)).inventories.VCPU?.allocationRatio ?? 4;
-    expect((await actuator.placement.setAllocationRatio(rp.uuid, 'VCPU', ratio + 0.5)).allocationRatio).toBe(
-      ratio + 0.5,
-    );
-    await actuator.placement.setAllocationRatio(rp.uuid, 'VCPU', ratio);
+    // The generation is read with the reader, the PUT made with the actuator (as prevention does).
+    const setRatio = (r: number) =>
+      updateInventory(reader.placement, actuator.placement, rp.uuid, 'VCPU', (inv) => ({
+        ...inv,
+        allocationRatio: r,
+      }));
+    expect((await setRatio(ratio + 0.5)).allocationRatio).toBe(ratio + 0.5);
+    await setRatio(ratio);
+    const read = await actuator.placement.getInventories(rp.uuid).catch((e: unknown) => e);
+    expect(isCloudError(read, 'auth') && read.status).toBe(403);
     const list = await actuator.nova.listServers().catch((e: unknown) => e);
     expect(isCloudError(list, 'auth') && list.status).toBe(403);
     // Nova looks servers up in the caller's project unless the context is admin: the
