@@ -199,7 +199,8 @@ function MoveRow(props: {
         {m.from} → {m.to}
       </td>
       <td>
-        <span className="phase">{m.phase}</span> {m.reason}
+        {/* A soft-group move is written as phase affinity; it is optional, not a hard repair. */}
+        <span className="phase">{m.softGroup ? 'affinity (soft)' : m.phase}</span> {m.reason}
         {m.after && m.after.length > 0 && <span className="muted"> (after {m.after.join(', ')})</span>}
       </td>
       <td>{m.gain === undefined ? '-' : num(m.gain, 4)}</td>
