@@ -1,6 +1,6 @@
 // The readable form of a plan: per aggregate, before/after per dimension, then the moves by
 // wave with their reasons, then what stays unresolved.
-import type { AggregatePlan, Move, Plan } from '../model/plan.js';
+import { type AggregatePlan, type Plan, phaseLabel, SOFT_GROUP_PHASE_LABEL } from '../model/plan.js';
 
 export function formatPlan(plan: Plan, opts: { maxMovesShown?: number } = {}): string {
   const out: string[] = [];
@@ -86,17 +86,10 @@ function gapNote(agg: AggregatePlan, bound: number): string {
   return `gap: within ${pctAbove.toFixed(1)}% of the best possible with ${moves} (no plan of ${moves} goes below ${bound.toFixed(4)})`;
 }
 
-/** The phase as people read it: a soft-group move is an affinity move, but not a repair. */
-export function phaseLabel(m: Pick<Move, 'phase' | 'softGroup'>): string {
-  return m.softGroup ? SOFT_GROUP_LABEL : m.phase;
-}
-
-const SOFT_GROUP_LABEL = 'affinity (soft)';
-
 const PHASE_WORDS: Record<string, string> = {
   evacuate: 'evacuations',
   affinity: 'hard server-group repairs',
-  [SOFT_GROUP_LABEL]: 'soft server-group moves',
+  [SOFT_GROUP_PHASE_LABEL]: 'soft server-group moves',
   spread: 'spread moves',
   pack: 'pack moves',
 };

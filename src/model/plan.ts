@@ -74,3 +74,11 @@ export interface Plan {
   limits?: { maxMoves: number; perHostOutgoing: number; globalConcurrent: number };
   policyHash?: string;
 }
+
+/** How `aicerine plan` and the dashboard show a soft-group move: a server-group move, not a repair. */
+export const SOFT_GROUP_PHASE_LABEL = 'affinity (soft)';
+
+/** The phase as people read it. */
+export function phaseLabel(m: Pick<Move, 'phase' | 'softGroup'>): string {
+  return m.softGroup ? SOFT_GROUP_PHASE_LABEL : m.phase;
+}
