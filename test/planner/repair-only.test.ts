@@ -4,6 +4,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { checkPlan } from '../../src/checker/index.js';
+import { formatPlan } from '../../src/cli/format-plan.js';
 import type { Plan } from '../../src/model/plan.js';
 import type { ServerGroup, Snapshot } from '../../src/model/snapshot.js';
 import { planSnapshot } from '../../src/planner/index.js';
@@ -229,6 +230,7 @@ describe('mode repair-only', () => {
     const plan = planChecked(snap);
     expect(plan.mode).toBe('spread');
     expect(plan.repairOnly).toBe(true);
+    expect(formatPlan(plan)).toMatch(/^Plan \(repair-only\) /);
     expect(planSnapshot(snap, policyWith()).repairOnly).toBeUndefined();
   });
 
