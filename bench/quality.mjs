@@ -78,8 +78,9 @@ function timed(f) {
 
 /** Mandatory moves (evacuations, hard server-group repairs) come first for both, from the product's plan. */
 function mandatoryMoves(plan) {
+  // A soft-group move is phase affinity too, but optional: the greedy yardstick weighs soft groups itself.
   return plan.aggregates.flatMap((a) =>
-    a.moves.filter((m) => m.phase === 'evacuate' || m.phase === 'affinity'),
+    a.moves.filter((m) => m.phase === 'evacuate' || (m.phase === 'affinity' && !m.softGroup)),
   );
 }
 

@@ -1,12 +1,12 @@
 // The readable form of a plan: per aggregate, before/after per dimension, then the moves by
 // wave with their reasons, then what stays unresolved.
-import type { AggregatePlan, Plan } from '../model/plan.js';
+import { type AggregatePlan, type Plan, phaseLabel, SOFT_GROUP_PHASE_LABEL } from '../model/plan.js';
 
 export function formatPlan(plan: Plan, opts: { maxMovesShown?: number } = {}): string {
   const out: string[] = [];
   const total = plan.aggregates.reduce((n, a) => n + a.moves.length, 0);
   out.push(
-    `Plan (${plan.mode}) for the snapshot of ${plan.snapshotTakenAt}: ${count(total, 'move')} in ${count(plan.aggregates.length, 'aggregate')}, planned in ${plan.stats.planningMs} ms`,
+    `Plan (${plan.repairOnly ? 'repair-only' : plan.mode}) for the snapshot of ${plan.snapshotTakenAt}: ${count(total, 'move')} in ${count(plan.aggregates.length, 'aggregate')}, planned in ${plan.stats.planningMs} ms`,
   );
   for (const agg of plan.aggregates)
     out.push(
@@ -49,7 +49,7 @@ function formatAggregate(agg: AggregatePlan, maxShown: number, bound: number | u
       moveRows.push([
         String(m.step),
         String(m.wave),
-        m.phase,
+        phaseLabel(m),
         m.serverName ?? m.server,
         m.from,
         m.to,
@@ -89,7 +89,7 @@ function gapNote(agg: AggregatePlan, bound: number): string {
 const PHASE_WORDS: Record<string, string> = {
   evacuate: 'evacuations',
   affinity: 'hard server-group repairs',
-  'soft-group': 'soft server-group moves',
+  [SOFT_GROUP_PHASE_LABEL]: 'soft server-group moves',
   spread: 'spread moves',
   pack: 'pack moves',
 };
@@ -102,7 +102,8 @@ function balanceCostNote(agg: AggregatePlan): string | null {
   if (agg.after.imbalance <= agg.before.imbalance) return null;
   const costs = new Map<string, number>();
   for (const m of agg.moves)
-    if (m.gain !== undefined && m.gain < 0) costs.set(m.phase, (costs.get(m.phase) ?? 0) - m.gain);
+    if (m.gain !== undefined && m.gain < 0)
+      costs.set(phaseLabel(m), (costs.get(phaseLabel(m)) ?? 0) - m.gain);
   const parts = [...costs.entries()]
     .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
     .map(([phase, cost]) => `${PHASE_WORDS[phase] ?? phase} cost ${cost.toFixed(4)}`);

@@ -29,9 +29,9 @@ export interface DecisionInput {
   budget: { remaining: number; binding: string };
   emergencyBudget: { remaining: number; binding: string };
   /**
-   * A balancing plan (spread/pack moves only) starts only when the aggregate's imbalance is at or
-   * above this: the band between the planner's target and this value is the hysteresis that stops
-   * the loop chasing noise. Evacuations and group repairs ignore it.
+   * A balancing plan (spread, pack and soft-group moves only) starts only when the aggregate's
+   * imbalance is at or above this: the band between the planner's target and this value is the
+   * hysteresis that stops the loop chasing noise. Evacuations and hard group repairs ignore it.
    */
   startImbalance: number;
   /** Predicted seconds of one move (learned model or the plan's estimate). */
@@ -53,9 +53,10 @@ export interface Decision {
   summary: string;
 }
 
-// Optional moves: what the hysteresis band may hold back (soft-group moves trade balance for a
-// soft rule, so they wait with the balancing ones).
-const isBalancing = (m: Move) => m.phase === 'spread' || m.phase === 'pack' || m.phase === 'soft-group';
+// Optional moves: what the hysteresis band may hold back. Soft-group moves (phase affinity,
+// softGroup) trade balance for a soft rule, so they wait with the balancing ones; only a hard
+// group's repair is a repair.
+const isBalancing = (m: Move) => m.phase === 'spread' || m.phase === 'pack' || m.softGroup === true;
 
 function nothing(plan: AggregatePlan, why: string): Decision {
   return {

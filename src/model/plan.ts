@@ -2,11 +2,12 @@
 
 export const PLAN_FORMAT = 'aicerine-plan/1' as const;
 
-export const PLAN_MODES = ['spread', 'pack', 'repair-only'] as const;
+// Exactly the spec's enumerations: outside tools read plans, so ours say more only in added
+// fields (Move.softGroup, Plan.repairOnly), never in new values here.
+export const PLAN_MODES = ['spread', 'pack'] as const;
 export type PlanMode = (typeof PLAN_MODES)[number];
 
-// soft-group: a move made for a soft (anti-)affinity group, optional like spread and pack.
-export const MOVE_PHASES = ['evacuate', 'affinity', 'soft-group', 'spread', 'pack'] as const;
+export const MOVE_PHASES = ['evacuate', 'affinity', 'spread', 'pack'] as const;
 export type MovePhase = (typeof MOVE_PHASES)[number];
 
 export interface Move {
@@ -18,6 +19,11 @@ export interface Move {
   from: string;
   to: string;
   phase: MovePhase;
+  /**
+   * Phase affinity, made for a soft (anti-)affinity group: optional like spread and pack (the
+   * loop's hysteresis holds it back), where a hard group's repair is not. Absent when false.
+   */
+  softGroup?: boolean;
   reason: string;
   estimatedSeconds: number;
   /** Objective improvement this move buys (imbalance units; for pack and evacuate, see docs). */
@@ -57,9 +63,22 @@ export interface Plan {
   format: typeof PLAN_FORMAT;
   snapshotTakenAt: string;
   mode: PlanMode;
+  /**
+   * Made under a repair-only policy (mode is then spread): only what the rules demand, which our
+   * checker holds it to. Absent when false.
+   */
+  repairOnly?: boolean;
   aggregates: AggregatePlan[];
   stats: PlanStats;
   /** Limits the plan was made under, so a checker can verify guarantees 4 and 6 without the policy. */
   limits?: { maxMoves: number; perHostOutgoing: number; globalConcurrent: number };
   policyHash?: string;
+}
+
+/** How `aicerine plan` and the dashboard show a soft-group move: a server-group move, not a repair. */
+export const SOFT_GROUP_PHASE_LABEL = 'affinity (soft)';
+
+/** The phase as people read it. */
+export function phaseLabel(m: Pick<Move, 'phase' | 'softGroup'>): string {
+  return m.softGroup ? SOFT_GROUP_PHASE_LABEL : m.phase;
 }

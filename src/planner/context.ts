@@ -9,6 +9,8 @@ export interface PlannedMove {
   from: number;
   to: number;
   phase: MovePhase;
+  /** Phase affinity made for a soft group (Move.softGroup). */
+  softGroup: boolean;
   reason: string;
   /** Imbalance before minus after this move (negative when the move costs balance). */
   gain: number;
@@ -31,13 +33,21 @@ export class PlanContext {
   }
 
   /** Applies a move to the state and records it against the budget. */
-  record(server: number, to: number, phase: MovePhase, reason: string): PlannedMove {
+  record(server: number, to: number, phase: MovePhase, reason: string, softGroup = false): PlannedMove {
     const state = this.state;
     const from = state.at[server]!;
     const agg = state.hosts[from]!.aggregate;
     const before = state.imbalance(agg);
     state.apply(server, to);
-    const move: PlannedMove = { server, from, to, phase, reason, gain: before - state.imbalance(agg) };
+    const move: PlannedMove = {
+      server,
+      from,
+      to,
+      phase,
+      softGroup,
+      reason,
+      gain: before - state.imbalance(agg),
+    };
     this.moves[agg]!.push(move);
     this.budgetLeft--;
     return move;

@@ -74,6 +74,7 @@ export function planSnapshot(snapshot: Snapshot, policy: Policy, options: PlanOp
           from: state.hosts[m.from]!.name,
           to: state.hosts[m.to]!.name,
           phase: m.phase,
+          ...(m.softGroup ? { softGroup: true } : {}),
           reason: m.reason,
           estimatedSeconds: s.estSeconds,
           gain: round(m.gain),
@@ -95,7 +96,8 @@ export function planSnapshot(snapshot: Snapshot, policy: Policy, options: PlanOp
   return {
     format: PLAN_FORMAT,
     snapshotTakenAt: snapshot.takenAt,
-    mode: policy.mode,
+    // A repair-only policy's plan is a spread plan to /1 readers, flagged for ours.
+    ...(policy.mode === 'repair-only' ? { mode: 'spread', repairOnly: true } : { mode: policy.mode }),
     aggregates,
     stats: {
       planningMs: options.now ? Math.round((options.now() - started) * 10) / 10 : 0,

@@ -4,9 +4,8 @@ import { z } from 'zod';
 import { InputError } from '../errors.js';
 import { nonEmpty, nonNeg, nonNegInt, posInt, positive, toInputIssues } from '../formats/schema-helpers.js';
 import { readTextFile } from '../formats/text-file.js';
-import { PLAN_MODES } from '../model/plan.js';
 import { DEFAULT_POLICY } from './defaults.js';
-import type { Policy } from './types.js';
+import { POLICY_MODES, type Policy } from './types.js';
 
 const dimension = z.strictObject({
   name: nonEmpty(),
@@ -17,7 +16,7 @@ const dimension = z.strictObject({
 });
 
 const userPolicy = z.strictObject({
-  mode: z.enum(PLAN_MODES).optional(),
+  mode: z.enum(POLICY_MODES).optional(),
   dimensions: z.array(dimension).min(1, { error: 'expected at least one dimension' }).optional(),
   aggregates: z.array(nonEmpty()).optional(),
   budget: z.strictObject({ maxMoves: nonNegInt().optional() }).optional(),

@@ -1,6 +1,11 @@
 // The compiled planning policy. A user's YAML policy is validated and merged over the
 // defaults (src/policy/defaults.ts) before the planner sees it.
-import type { PlanMode } from '../model/plan.js';
+import { PLAN_MODES } from '../model/plan.js';
+
+// The policy format is ours, so it may have a mode the plan format lacks: a repair-only plan is
+// written as a spread plan with repairOnly (src/model/plan.ts).
+export const POLICY_MODES = [...PLAN_MODES, 'repair-only'] as const;
+export type PolicyMode = (typeof POLICY_MODES)[number];
 
 /** One dimension of imbalance: a measured load key divided by a host's physical capacity of a resource class. */
 export interface DimensionDef {
@@ -40,7 +45,7 @@ export interface CostModelPolicy {
 }
 
 export interface Policy {
-  mode: PlanMode;
+  mode: PolicyMode;
   dimensions: DimensionDef[];
   /** Aggregates to plan (empty: all, plus `_unassigned_`). */
   aggregates: string[];

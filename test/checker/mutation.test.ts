@@ -439,7 +439,7 @@ const MUTATIONS: Mutation[] = [
     apply: (p) => {
       const m = pick(p);
       if (m.move.phase !== 'spread') return undefined;
-      m.plan.mode = 'repair-only';
+      m.plan.repairOnly = true;
       return m;
     },
   },

@@ -123,10 +123,16 @@ describe('what of a plan starts now', () => {
   });
 
   it('hysteresis holds back soft-group moves like balancing ones; a hard repair goes', () => {
-    const soft = plan([move(1, 1, 'a', 'soft-group')], 0.05);
+    // Both are phase affinity in the plan: softGroup alone tells them apart.
+    const soft = plan([{ ...move(1, 1, 'a', 'affinity'), softGroup: true }], 0.05);
     expect(decide(input(soft)).start).toEqual([]);
     const hard = plan([move(1, 1, 'a', 'affinity')], 0.05);
     expect(steps(decide(input(hard)).start)).toEqual([1]);
+    const both = plan(
+      [{ ...move(1, 1, 'a', 'affinity'), softGroup: true }, move(2, 1, 'b', 'affinity')],
+      0.05,
+    );
+    expect(steps(decide(input(both)).start)).toEqual([1, 2]);
   });
 
   it('an empty plan does nothing quietly', () => {

@@ -4,6 +4,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { checkPlan } from '../../src/checker/index.js';
+import { formatPlan } from '../../src/cli/format-plan.js';
 import type { Plan } from '../../src/model/plan.js';
 import type { ServerGroup, Snapshot } from '../../src/model/snapshot.js';
 import { planSnapshot } from '../../src/planner/index.js';
@@ -171,6 +172,7 @@ describe('mode repair-only', () => {
         for (const m of movesOf(plan)) {
           expect(breakers.has(m.server)).toBe(true);
           expect(['evacuate', 'affinity']).toContain(m.phase);
+          expect(m.softGroup).toBeUndefined();
         }
       }),
       { numRuns: 300, seed: 5 },
@@ -218,6 +220,46 @@ describe('mode repair-only', () => {
     );
     expect(movesOf(planChecked(snap))).toEqual([]);
     expect(movesOf(planSnapshot(snap, policyWith()))).not.toEqual([]);
+  });
+
+  it('writes its plan to aicerine-plan/1 as mode spread, flagged repairOnly', () => {
+    const snap = cluster(
+      [host('a', { status: 'disabled' }), host('b')],
+      [server('s1', 'a'), server('s2', 'b')],
+    );
+    const plan = planChecked(snap);
+    expect(plan.mode).toBe('spread');
+    expect(plan.repairOnly).toBe(true);
+    expect(formatPlan(plan)).toMatch(/^Plan \(repair-only\) /);
+    expect(planSnapshot(snap, policyWith()).repairOnly).toBeUndefined();
+  });
+
+  it('the checker holds a plan flagged repairOnly to the rules: balance and soft-group moves are needless', () => {
+    const unbalanced = cluster(
+      [host('a'), host('b')],
+      [1, 2, 3, 4, 5, 6].map((i) => server(`s${i}`, 'a', { cpu: 2 })),
+    );
+    const spreadPlan = planSnapshot(unbalanced, policyWith());
+    expect(spreadPlan.aggregates[0]!.moves.length).toBeGreaterThan(0);
+    const dimensions = policyWith().dimensions;
+    expect(checkPlan(unbalanced, spreadPlan, { dimensions }).violations).toEqual([]);
+    const flagged = checkPlan(unbalanced, { ...spreadPlan, repairOnly: true }, { dimensions }).violations;
+    expect(flagged.map((v) => v.code)).toEqual(
+      spreadPlan.aggregates[0]!.moves.map(() => 'repair-only-needless-move'),
+    );
+
+    // A move the rules demand (s1 leaves a disabled host to join its group) is needless once it
+    // says it was made for a soft group: repair-only never weighs soft rules.
+    const snap = cluster(
+      [host('a', { status: 'disabled' }), host('b'), host('c')],
+      [server('s1', 'a'), server('s2', 'b'), server('s3', 'b')],
+      [group('g', 'affinity', ['s1', 's2', 's3'])],
+    );
+    const plan = planChecked(snap);
+    plan.aggregates[0]!.moves[0]!.softGroup = true;
+    const found = checkPlan(snap, plan, { dimensions }).violations;
+    expect(found.map((v) => [v.code, v.step])).toEqual([['repair-only-needless-move', 1]]);
+    expect(found[0]!.detail).toMatch(/soft server group \(softGroup: true\)/);
   });
 
   it('is selected by the policy file key mode', () => {

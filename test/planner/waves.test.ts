@@ -10,7 +10,7 @@ function planned(state: ReturnType<typeof stateOf>, moves: [string, string][]): 
   return moves.map(([sv, to]) => {
     const from = state.at[s(sv)]!;
     state.apply(s(sv), h(to));
-    return { server: s(sv), from, to: h(to), phase: 'spread', reason: '', gain: 0 };
+    return { server: s(sv), from, to: h(to), phase: 'spread', softGroup: false, reason: '', gain: 0 };
   });
 }
 

@@ -4,11 +4,11 @@ import { InputError } from '../../errors.js';
 import { checkOutputPath } from '../../formats/output-path.js';
 import { writePlan } from '../../formats/plan-file.js';
 import { readSnapshot } from '../../formats/snapshot-file.js';
-import { PLAN_MODES, type PlanMode } from '../../model/plan.js';
 import { planSnapshot } from '../../planner/index.js';
 import { aggregateScope } from '../../policy/aggregate-scope.js';
 import { DEFAULT_POLICY } from '../../policy/defaults.js';
 import { loadPolicyFile } from '../../policy/load.js';
+import { POLICY_MODES, type PolicyMode } from '../../policy/types.js';
 import { describeCommand } from '../command-list.js';
 import { formatPlan } from '../format-plan.js';
 import { parseIntegerOption } from '../numbers.js';
@@ -48,7 +48,7 @@ export function register(program: Command): void {
     );
 }
 
-export function parseMode(value: string): PlanMode {
-  if ((PLAN_MODES as readonly string[]).includes(value)) return value as PlanMode;
-  throw new InputError([{ path: '--mode', message: `expected one of ${PLAN_MODES.join(', ')}`, value }]);
+export function parseMode(value: string): PolicyMode {
+  if ((POLICY_MODES as readonly string[]).includes(value)) return value as PolicyMode;
+  throw new InputError([{ path: '--mode', message: `expected one of ${POLICY_MODES.join(', ')}`, value }]);
 }

@@ -4,8 +4,10 @@
 // it; only the aggregate that moved is searched again.
 //
 // A move that pays only because it removes a soft server-group violation (its balance gain
-// alone would not pay) is a soft-group move: it is recorded with its own phase (soft-group)
-// and a reason that starts with the group and says what it costs in balance.
+// alone would not pay) is a soft-group move: it is recorded with the server-group phase
+// (affinity; the plan format has no phase of its own for it) marked softGroup, so the loop
+// still treats it as optional, and a reason that starts with the group and says what it costs
+// in balance.
 
 import type { PlanContext } from '../context.js';
 import { hostUtil, serverLabel } from '../describe.js';
@@ -143,7 +145,7 @@ export function recordSpreadMove(ctx: PlanContext, m: BestMove, floor: number, n
   const forBalance = m.net + m.soft;
   if (m.soft < 0 && forBalance < floor) {
     const g = state.groups[group]!;
-    const move = ctx.record(m.server, m.to, 'soft-group', '');
+    const move = ctx.record(m.server, m.to, 'affinity', '', true);
     const after = state.imbalance(agg);
     // Four decimals as elsewhere, six when four would show no change.
     const digits = before.toFixed(4) === after.toFixed(4) ? 6 : 4;

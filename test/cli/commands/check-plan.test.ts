@@ -90,6 +90,20 @@ describe('aicerine check-plan', () => {
     expect(exitCode).toBeUndefined();
   });
 
+  it('refuses a plan written with the phase soft-group, which aicerine-plan/1 lacks, naming field and value', async () => {
+    const old = structuredClone(good);
+    (old.aggregates[0]!.moves[0] as { phase: string }).phase = 'soft-group';
+    await expect(run(old)).rejects.toThrow(
+      /plan\.json: aggregates\[0\]\.moves\[0\]\.phase: expected one of .*"softGroup": true\), got "soft-group"/,
+    );
+  });
+
+  it('holds a plan flagged repairOnly to the repair-only rules', async () => {
+    const { out, exitCode } = await run({ ...good, repairOnly: true });
+    expect(out).toMatch(/repair-only-needless-move/);
+    expect(exitCode).toBe(1);
+  });
+
   it('flags a move across aggregates listed under _unassigned_', async () => {
     const crossing = threeHosts({ h1: { aggregates: ['agg-2'] }, h2: { aggregates: ['agg-1'] } });
     const p = plan(crossing, { _unassigned_: [move(1, 1, 's1', 'h1', 'h2')] });

@@ -1,6 +1,7 @@
 // Plans: the list, and one plan with its moves by wave, the before/after chart and the decisions
 // operators take on the whole plan or on single moves.
 import { useState } from 'react';
+import { phaseLabel } from '../../../src/model/plan.js';
 import { ActionButton, withComment } from '../actions.js';
 import { get } from '../api.js';
 import { BeforeAfter } from '../charts/BeforeAfter.js';
@@ -199,7 +200,7 @@ function MoveRow(props: {
         {m.from} → {m.to}
       </td>
       <td>
-        <span className="phase">{m.phase}</span> {m.reason}
+        <span className="phase">{phaseLabel(m)}</span> {m.reason}
         {m.after && m.after.length > 0 && <span className="muted"> (after {m.after.join(', ')})</span>}
       </td>
       <td>{m.gain === undefined ? '-' : num(m.gain, 4)}</td>
