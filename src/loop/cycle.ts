@@ -284,11 +284,9 @@ export class ControlLoop {
       moment,
     );
 
-    let startImbalance = s.startImbalance;
     const lastEnded = await store.lastExecutionEnded(s.name);
-    const cooling =
-      lastEnded !== null && now.getTime() - lastEnded.getTime() < s.aggregateCooldownSeconds * 1000;
-    if (cooling) startImbalance = Number.POSITIVE_INFINITY;
+    const cooldownEnds = lastEnded === null ? null : lastEnded.getTime() + s.aggregateCooldownSeconds * 1000;
+    const cooling = cooldownEnds !== null && now.getTime() < cooldownEnds;
 
     const decision = decide({
       mode: s.mode,
@@ -308,14 +306,12 @@ export class ControlLoop {
       approvedSteps: approved,
       budget: { remaining: normal.remaining, binding: normal.reason },
       emergencyBudget: { remaining: emergency.remaining, binding: emergency.reason },
-      startImbalance,
+      startImbalance: s.startImbalance,
+      ...(cooling ? { cooldownUntil: new Date(cooldownEnds).toISOString() } : {}),
       secondsOf: (m) => m.estimatedSeconds,
     });
     for (const d of dropped) decision.waiting.push(d);
-    const summary =
-      cooling && decision.start.length === 0 && candidates.moves.length > 0
-        ? `${decision.summary} (aggregate cooldown until ${new Date(lastEnded!.getTime() + s.aggregateCooldownSeconds * 1000).toISOString()})`
-        : decision.summary;
+    const summary = decision.summary;
 
     let planId = stored?.id ?? null;
     if (!stored && aggPlan.moves.length > 0) {

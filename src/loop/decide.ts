@@ -34,6 +34,11 @@ export interface DecisionInput {
    * hysteresis that stops the loop chasing noise. Evacuations and hard group repairs ignore it.
    */
   startImbalance: number;
+  /**
+   * The aggregate's cooldown after its last execution, until this time (ISO): no balancing move
+   * starts whatever the imbalance, and the summary says so instead of quoting a threshold.
+   */
+  cooldownUntil?: string;
   /** Predicted seconds of one move (learned model or the plan's estimate). */
   secondsOf(move: Move): number;
 }
@@ -147,6 +152,15 @@ export function decide(input: DecisionInput): Decision {
   }
 
   const onlyBalancing = candidates.every(isBalancing);
+  if (onlyBalancing && input.cooldownUntil !== undefined) {
+    const why = `aggregate cooldown until ${input.cooldownUntil}`;
+    return {
+      start: [],
+      emergency: false,
+      waiting: [...waiting, ...candidates.map((m) => ({ step: m.step, why }))],
+      summary: `${why}: no balancing now (imbalance ${plan.before.imbalance})`,
+    };
+  }
   if (onlyBalancing && plan.before.imbalance < input.startImbalance) {
     return {
       start: [],

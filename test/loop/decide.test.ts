@@ -122,6 +122,16 @@ describe('what of a plan starts now', () => {
     expect(steps(decide(input(evac)).start)).toEqual([1]);
   });
 
+  it('an aggregate in cooldown starts no balancing move, says until when, and still evacuates', () => {
+    const until = '2026-12-01T03:00:00.000Z';
+    const held = decide(input(plan(three.moves, 0.5), { cooldownUntil: until }));
+    expect(held.start).toEqual([]);
+    expect(held.summary).toBe(`aggregate cooldown until ${until}: no balancing now (imbalance 0.5)`);
+    expect(held.waiting.every((w) => w.why === `aggregate cooldown until ${until}`)).toBe(true);
+    const evac = plan([move(1, 1, 'a', 'evacuate')], 0.5);
+    expect(steps(decide(input(evac, { cooldownUntil: until })).start)).toEqual([1]);
+  });
+
   it('hysteresis holds back soft-group moves like balancing ones; a hard repair goes', () => {
     // Both are phase affinity in the plan: softGroup alone tells them apart.
     const soft = plan([{ ...move(1, 1, 'a', 'affinity'), softGroup: true }], 0.05);
