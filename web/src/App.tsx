@@ -10,6 +10,7 @@ import { PlanDetail, PlanList } from './pages/Plans.js';
 import { Quarantine } from './pages/Quarantine.js';
 import { Ratios } from './pages/Ratios.js';
 import { ShadowReports } from './pages/Shadow.js';
+import { TaskDetail, Tasks } from './pages/Tasks.js';
 import { WhatIf } from './pages/WhatIf.js';
 import { usePoll } from './poll.js';
 import { Link, match, navigate, type Route, useLocation } from './router.js';
@@ -73,6 +74,7 @@ const NAV: [string, string][] = [
   ['/ratios', 'Ratios'],
   ['/shadow-reports', 'Shadow reports'],
   ['/what-if', 'What-if'],
+  ['/tasks', 'Tasks'],
 ];
 
 function Shell(props: { who: WhoAmI; onLogout: () => void }) {
@@ -145,6 +147,10 @@ function Page(props: { route: Route | null }) {
       return <ShadowReports />;
     case '/what-if':
       return <WhatIf />;
+    case '/tasks':
+      return <Tasks />;
+    case '/tasks/:id':
+      return <TaskDetail id={r.params.id ?? ''} />;
   }
 }
 
