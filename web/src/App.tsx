@@ -87,7 +87,13 @@ function Shell(props: { who: WhoAmI; onLogout: () => void }) {
         <strong className="brand">Aicerine</strong>
         <nav>
           {NAV.map(([to, label]) => (
-            <Link key={to} to={to} className={route?.page === to ? 'current' : ''}>
+            <Link
+              key={to}
+              to={to}
+              className={
+                route?.page === to || (to !== '/' && route?.page.startsWith(`${to}/`)) ? 'current' : ''
+              }
+            >
               {label}
             </Link>
           ))}

@@ -145,12 +145,14 @@ function StateBadge(props: { task: Task }) {
 
 function Progress(props: { task: Task }) {
   const p = props.task.progress;
+  // An ended task's counts say nothing its result does not: its last word only.
+  if (ended(props.task)) return <span className="progress">{p.detail || '-'}</span>;
   return (
     <span className="progress">
       {p.total !== null && p.total > 0 ? (
         <progress value={p.done} max={p.total} />
       ) : (
-        !ended(props.task) && props.task.state === 'RUNNING' && <progress />
+        props.task.state === 'RUNNING' && <progress />
       )}{' '}
       {p.total !== null ? `${p.done}/${p.total}` : p.done > 0 ? String(p.done) : ''} {p.detail}
     </span>
@@ -478,7 +480,7 @@ export function TaskDetail(props: { id: string }) {
         <dd>
           {t.requestedBy} at {time(t.requestedAt)}
         </dd>
-        <dt>hosts held</dt>
+        <dt>hosts it locks</dt>
         <dd>{t.hosts.join(', ') || '-'}</dd>
         <dt>progress</dt>
         <dd>
