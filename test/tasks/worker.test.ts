@@ -170,6 +170,21 @@ describe('the task worker', () => {
     await until(async () => (await r!.store.tasks.get(t!.id))?.state === 'DONE');
   });
 
+  it('writes nothing while another holds the table lock; decides once it is free', async () => {
+    r = await taskRig(world, [count, cleanup]);
+    const [t] = await r.service.create('count', { to: 1 }, 'alice');
+    const held = await r.locks.tryAcquire('tasks/table', 'another worker');
+    const w = r.worker('w1');
+    await w.tick();
+    await w.tick();
+    expect(await r.store.tasks.get(t!.id)).toEqual(t);
+    expect(runsOf.get(t!.id)).toBeUndefined();
+    await held?.release();
+    await w.tick();
+    await w.drain();
+    expect(await r.store.tasks.get(t!.id)).toMatchObject({ state: 'DONE', attempts: 1 });
+  });
+
   it('touches nothing while the lock backend is unreachable, and says so', async () => {
     r = await taskRig(world, [count, cleanup]);
     const [t] = await r.service.create('count', { to: 1 }, 'alice');
