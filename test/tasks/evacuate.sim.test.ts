@@ -93,21 +93,26 @@ afterEach(async () => {
   r = undefined;
 });
 
-async function rig(): Promise<Rig> {
+async function rig(configDoc: Record<string, unknown> = {}): Promise<Rig> {
   const cloud = new SimCloud(world(), { clock: new SimClock({ speed: SPEED }), load: staticLoadModel() });
   const sim = await startSimServer({ cloud, password: 'secret' });
   const dir = await mkdtemp(join(tmpdir(), 'aic-evac-'));
-  return { sim, dir, ...(await serviceOn(sim, dir)) };
+  return { sim, dir, ...(await serviceOn(sim, dir, configDoc)) };
 }
 
 /** The service as one process runs it, on the simulator and the store in `dir`. */
-async function serviceOn(sim: SimServerHandle, dir: string): Promise<Pick<Rig, 'store' | 'service'>> {
+async function serviceOn(
+  sim: SimServerHandle,
+  dir: string,
+  configDoc: Record<string, unknown> = {},
+): Promise<Pick<Rig, 'store' | 'service'>> {
   const cloud = sim.cloud;
   const { config } = await parseServiceConfig(
     {
       openstack: { reader: { cloud: 'unused' }, actuator: { cloud: 'unused' } },
       store: { url: 'sqlite:aicerine.db' },
       defaults: { mode: 'observe', concurrency: { perSourceHost: 2 } },
+      ...configDoc,
     },
     { baseDir: dir },
   );
@@ -250,5 +255,30 @@ describe('evacuate-compute against the simulator', () => {
       expect(r.sim.cloud.requireServer(id(n)).host).not.toBe('c5');
       expect(r.sim.cloud.migrations.filter((m) => m.server.uuid === id(n))).toHaveLength(1);
     }
+  });
+
+  it('with tasks.evacuate.emergency false, waits for the closed window of the aggregate, then moves', async () => {
+    // A one-hour window six hours from now (on the simulator's clock).
+    const hour = (new Date(Date.now()).getUTCHours() + 6) % 24;
+    const pad = (h: number) => String(h).padStart(2, '0');
+    const window = `Mon-Sun ${pad(hour)}:00 - ${pad(hour + 1)}:00 UTC`;
+    r = await rig({ tasks: { evacuate: { emergency: false } }, aggregates: { agg: { windows: [window] } } });
+    const [t] = await r.service.tasks.service.create('evacuate-compute', { host: 'c5' }, 'alice');
+    await r.service.tasks.worker.start();
+    await until(async () => (await r!.store.tasks.get(t!.id))?.state === 'WAITING', 30_000);
+    const waiting = (await r.store.tasks.get(t!.id))!;
+    expect(waiting.waitingReason).toMatch(
+      /^the maintenance window of agg is closed until \S+ \(tasks\.evacuate\.emergency is false\)$/,
+    );
+    expect(r.sim.cloud.migrations).toEqual([]);
+    expect(r.sim.cloud.requireServer(id(1)).host).toBe('c5');
+
+    // The window opens: the evacuation goes on, inside it.
+    const opensAt = Date.parse(/until (\S+) /.exec(waiting.waitingReason ?? '')![1]!);
+    r.sim.cloud.clock.advance((opensAt - r.sim.cloud.clock.nowMs()) / 1000 + 60);
+    await until(async () => ['DONE', 'ERROR'].includes((await r!.store.tasks.get(t!.id))!.state), 60_000);
+    const done = await r.store.tasks.get(t!.id);
+    expect(done?.error).toBeNull();
+    expect((done?.result as { liveMigrated: unknown[] }).liveMigrated).toHaveLength(2);
   });
 });
