@@ -111,6 +111,13 @@ describe.skipIf(NO_BROWSER !== null)('the Tasks page in headless Chromium', () =
     );
     expect(await form().getByLabel('Target (optional)').getAttribute('aria-invalid')).toBe('true');
     expect(await form().getByLabel('Host', { exact: true }).getAttribute('aria-invalid')).toBe('false');
+    // 409 from the service's own configuration (validate-compute needs tasks.validation): no field.
+    await form().getByLabel('Kind').selectOption('validate-compute');
+    await form().getByLabel('Hosts (space or comma separated)').fill('g2 g3');
+    await form().getByRole('button', { name: 'Request' }).click();
+    await expect.poll(() => refusal().textContent()).toContain('validate-compute is not configured');
+    expect(await refusal().textContent()).toContain('Refused (409 conflict)');
+    expect(await refusal().getByTestId('refusal-field').count()).toBe(0);
     expect((await r.store.tasks.list()).items).toHaveLength(1);
 
     // A purge's dry run lists what a run would delete, and deletes nothing.

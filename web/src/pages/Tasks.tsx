@@ -64,6 +64,12 @@ function WorkerStatus(props: { worker: TaskWorker }) {
         The task worker touches no task{w.blockedSince ? ` since ${time(w.blockedSince)}` : ''}: {w.blocked}
       </p>
     );
+  if (w.state !== 'running')
+    return (
+      <p className="notice" data-testid="worker-status">
+        The task worker of this service is {w.state}: tasks wait for a worker that runs.
+      </p>
+    );
   return (
     <p className="muted" data-testid="worker-status">
       worker {w.state}
