@@ -1,10 +1,15 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { randomBytes } from 'node:crypto';
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import { EtcdLockService } from '../../src/coordination/etcd-locks.js';
 import { InputError } from '../../src/errors.js';
 import type { Snapshot } from '../../src/model/snapshot.js';
 import { TaskTableUnavailableError } from '../../src/tasks/service.js';
 import { TaskFailedError, type TaskHandler, TaskRequestError } from '../../src/tasks/types.js';
 import { RESUME_REASON } from '../../src/tasks/worker.js';
 import { type TaskRig, taskRig, until } from './rig.js';
+
+/** The private etcd of the unit run (test/coordination/etcd-server.ts); null without etcd. */
+const etcd = inject('etcd');
 
 const world: Snapshot = {
   format: 'aicerine-snapshot/1',
@@ -284,4 +289,34 @@ describe('the task worker', () => {
     expect((await r.store.tasks.list()).items.map((t) => [t.id, t.state])).toEqual([[failing!.id, 'ERROR']]);
     expect(await r.service.clean(null)).toBe(0);
   });
+
+  it.skipIf(etcd === null)(
+    'purges old DONE tasks one worker at a time on etcd: not while another process holds the purge lock',
+    async () => {
+      r = await taskRig(world, [count, cleanup]);
+      const prefix = `/test-tasks-${randomBytes(4).toString('hex')}/`;
+      const clients = [0, 1].map(() => new EtcdLockService({ endpoints: [etcd!.endpoint], prefix }));
+      try {
+        const [a, b] = clients as [EtcdLockService, EtcdLockService];
+        await r.service.create('count', { to: 1, host: 'h1' }, 'alice');
+        const w1 = r.worker('w1', { purgeEveryMs: 0 }, a);
+        await w1.start();
+        await until(async () => (await r!.store.tasks.unfinished()).length === 0);
+        await w1.stop();
+        expect((await r.store.tasks.list()).items.map((t) => t.state)).toEqual(['DONE', 'DONE']);
+        r.clock.offsetMs = 2 * 86_400_000;
+        // The other process (its own etcd client) purges now: this one finds the lock taken.
+        const held = await b.tryAcquire('tasks/purge-done', 'worker-b');
+        expect(held).not.toBeNull();
+        const w2 = r.worker('w2', { purgeEveryMs: 0 }, a);
+        await w2.tick();
+        expect((await r.store.tasks.list()).items).toHaveLength(2);
+        await held?.release();
+        await w2.tick();
+        expect((await r.store.tasks.list()).items).toEqual([]);
+      } finally {
+        for (const c of clients) await c.close();
+      }
+    },
+  );
 });
