@@ -102,6 +102,42 @@ describe('task requests', () => {
     ]);
   });
 
+  it("points a refusal's issues at the request's args, lists each, and leaves configuration issues alone", async () => {
+    const picky: TaskHandler<{ hosts: string[] }, null> = {
+      kind: 'picky',
+      description: 'refuses what it is given',
+      parse: (raw) => ({ hosts: (raw as { hosts: string[] }).hosts }),
+      async preflight(args) {
+        if (args.hosts.length > 1)
+          throw new TaskRequestError(404, 'unknown host(s); nothing was created', [
+            { path: 'hosts[1]', message: 'no such host', value: args.hosts[1] },
+            { path: 'hosts[2]', message: 'no such host', value: args.hosts[2] },
+          ]);
+        throw new TaskRequestError(409, 'the configuration does not match the cloud', [
+          { file: 'the service configuration', path: 'tasks.validation.image', message: 'no such image' },
+        ]);
+      },
+      run: async () => null,
+    };
+    r = await taskRig(world, [picky]);
+    const several = await r.service.create('picky', { hosts: ['a', 'x', 'y'] }, 'alice').catch((e) => e);
+    expect(several).toMatchObject({
+      status: 404,
+      issues: [
+        { path: 'args.hosts[1]', value: 'x' },
+        { path: 'args.hosts[2]', value: 'y' },
+      ],
+    });
+    expect(several.message).toBe(
+      'unknown host(s); nothing was created\nargs.hosts[1]: no such host, got "x"\nargs.hosts[2]: no such host, got "y"',
+    );
+    const config = await r.service.create('picky', { hosts: ['a'] }, 'alice').catch((e) => e);
+    expect(config.issues).toEqual([
+      { file: 'the service configuration', path: 'tasks.validation.image', message: 'no such image' },
+    ]);
+    expect(await states(r)).toEqual([]);
+  });
+
   it('refuses to write anything when the lock backend is unreachable', async () => {
     r = await taskRig(world, [count, cleanup]);
     r.locks.down = 'etcd: connection refused';
