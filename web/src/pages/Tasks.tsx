@@ -13,13 +13,15 @@ import { Failure, Loading } from './common.js';
 import { argsText, resultSummary, TaskResult } from './TaskResults.js';
 
 const STATES = ['SCHEDULED', 'WAITING', 'RUNNING', 'DONE', 'ERROR'] as const;
+/** Tasks one list shows; DONE ones are purged after a day, so this is rarely reached. */
+const LIST_LIMIT = 200;
 const ended = (t: Task) => t.state === 'DONE' || t.state === 'ERROR';
 
 export function Tasks() {
   const can = useCan();
   const [state, setState] = useState('');
   const list = usePoll(`tasks:${state}`, () =>
-    get<TaskPage>(`/v1/tasks${query({ limit: 200, state: state || undefined })}`),
+    get<TaskPage>(`/v1/tasks${query({ limit: LIST_LIMIT, state: state || undefined })}`),
   );
   return (
     <>
@@ -47,7 +49,15 @@ export function Tasks() {
         ) : list.data.items.length === 0 ? (
           <p className="muted">No task{state ? ` in state ${state}` : ''}.</p>
         ) : (
-          <TaskTable tasks={list.data.items} />
+          <>
+            <TaskTable tasks={list.data.items} />
+            {list.data.nextCursor !== null && (
+              <p className="muted">
+                The newest {list.data.items.length} are shown; filter by state, or page with{' '}
+                <code>aicerine tasks list --cursor</code>, for the others.
+              </p>
+            )}
+          </>
         )}
       </section>
     </>
