@@ -279,6 +279,6 @@ describe('evacuate-compute against the simulator', () => {
     await until(async () => ['DONE', 'ERROR'].includes((await r!.store.tasks.get(t!.id))!.state), 60_000);
     const done = await r.store.tasks.get(t!.id);
     expect(done?.error).toBeNull();
-    expect((done?.result as { liveMigrated: unknown[] }).liveMigrated).toHaveLength(2);
+    expect((done!.result as { liveMigrated: unknown[] }).liveMigrated).toHaveLength(2);
   });
 });

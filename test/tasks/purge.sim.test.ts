@@ -127,7 +127,7 @@ describe('purge-project against the simulator', () => {
     await w0.start();
     await until(async () => (await r!.store.tasks.get(dry!.id))?.state === 'DONE');
     await w0.stop();
-    const { wouldDelete: inventory, skipped } = (await r.store.tasks.get(dry!.id))?.result as {
+    const { wouldDelete: inventory, skipped } = (await r.store.tasks.get(dry!.id))!.result as {
       wouldDelete: Item[];
       skipped: { what: string; why: string }[];
     };
