@@ -10,6 +10,8 @@ export default defineConfig({
     testTimeout: 180_000,
     hookTimeout: 300_000,
     fileParallelism: false,
+    // A private etcd on loopback (not the lab's): workers racing through the cluster-wide locks.
+    globalSetup: ['test/coordination/etcd-server.ts'],
     reporters: ['default', ['json', { outputFile: '.test-results/lab.json' }]],
     sequence: { concurrent: false },
   },

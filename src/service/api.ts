@@ -1,6 +1,7 @@
 // The REST API of a running service: built on its store, configuration and control port, with
 // the loop's latest snapshot for host figures and what-if, Keystone validating callers (or the
-// loopback no-auth mode), metrics fed by every cycle, and bound where the configuration says.
+// loopback no-auth mode), metrics fed by every cycle, operator tasks on the service's own task
+// service and worker, and bound where the configuration says.
 
 import {
   type ApiLogger,
@@ -61,6 +62,7 @@ export async function startServiceApi(o: ServiceApiOptions): Promise<ServiceApi>
       latest: () => o.service.latestSnapshot(),
       record: async () => (await recordSnapshot(o.reader, { source: 'aicerine serve (operator)' })).snapshot,
     },
+    tasks: o.service.tasks.service,
     logger: o.logger ?? createApiLogger(),
     metrics,
     ...(o.now ? { now: o.now } : {}),

@@ -132,6 +132,8 @@ export async function startDemo(o: DemoOptions): Promise<Demo> {
       store,
       reader: session,
       actuator,
+      // Operator tasks (the dashboard's Tasks page) act with the demo's admin session.
+      tasksSession: session,
       clock: {
         now: () => cloud.clock.nowMs(),
         sleep: (ms) => new Promise((r) => setTimeout(r, speed > 0 ? Math.max(0, ms / speed) : ms)),
@@ -141,6 +143,8 @@ export async function startDemo(o: DemoOptions): Promise<Demo> {
     });
     cleanup.unshift(() => service.stop());
     await service.executor.recover();
+    // The demo paces cycles itself instead of service.start(); the task worker starts as in serve.
+    await service.tasks.worker.start();
     const api = await listenDemoApi(
       (port) =>
         startServiceApi({

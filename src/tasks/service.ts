@@ -7,7 +7,7 @@ import type { Actuator } from '../cloud/actuator.js';
 import type { CloudSession } from '../cloud/session.js';
 import type { ServiceConfig } from '../config/types.js';
 import { LOCK_NAMES, type LockService, withLock } from '../coordination/locks.js';
-import { InputError } from '../errors.js';
+import { formatIssues, InputError } from '../errors.js';
 import type { Clock } from '../executor/ports.js';
 import type { Page, PageRequest } from '../store/paging.js';
 import type { TaskFilter, TaskRepository } from '../store/tasks.js';
@@ -35,6 +35,25 @@ export interface TaskServiceDeps {
   clock: Clock;
   /** The worker of this process, for its status (null when none runs here). */
   workerStatus: () => TaskWorkerStatus | null;
+}
+
+/**
+ * A handler names its arguments' fields as the arguments see them (`hosts[1]`); the caller sent
+ * them under `args`, so that is where they are pointed to (`args.hosts[1]`), like the parse's.
+ * Issues with a `file` are about the service's own configuration and stay as they are. The
+ * message lists every issue (a refusal of several hosts names each one) unless it says them already.
+ */
+function inRequestTerms(err: TaskRequestError): TaskRequestError {
+  if (err.issues.length === 0) return err;
+  const issues = err.issues.map((i) =>
+    i.file !== undefined ? i : { ...i, path: i.path === '' ? 'args' : `args.${i.path}` },
+  );
+  const said = issues.every((i) => err.message.includes(i.message));
+  return new TaskRequestError(
+    err.status,
+    said ? err.message : `${err.message}\n${formatIssues(issues)}`,
+    issues,
+  );
 }
 
 /** How long a request waits for the table lock held by another decision. */
@@ -85,14 +104,18 @@ export class TaskService {
     const { tasks, clock } = this.deps;
     return this.decide(`api:${requestedBy}`, async () => {
       const unfinished = await tasks.unfinished();
-      const planned = await handler.preflight(args, {
-        reader: this.deps.reader,
-        actuator: this.deps.actuator,
-        tasks: this.deps.tasksSession,
-        config: this.deps.config,
-        unfinished: async () => unfinished,
-        clock,
-      });
+      const planned = await handler
+        .preflight(args, {
+          reader: this.deps.reader,
+          actuator: this.deps.actuator,
+          tasks: this.deps.tasksSession,
+          config: this.deps.config,
+          unfinished: async () => unfinished,
+          clock,
+        })
+        .catch((err: unknown) => {
+          throw err instanceof TaskRequestError ? inRequestTerms(err) : err;
+        });
       return tasks.create({
         requestedBy,
         requestedAt: new Date(clock.now()).toISOString(),

@@ -20,6 +20,8 @@ export interface ValidateComputeArgs {
 }
 
 /** Nova host names: what a DNS label chain allows (letters, digits, dots, dashes, underscores). */
+/** Issues about the service's configuration, not about the request (the API names no request field). */
+const CONFIG = 'the service configuration';
 const HOST_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$/;
 
 export function parseValidateArgs(raw: unknown): ValidateComputeArgs {
@@ -104,11 +106,22 @@ export async function preflightValidation(
     throw new TaskRequestError(409, 'host(s) cannot be validated now; nothing was created', conflicts);
   const config: InputIssue[] = [];
   if (!(await cloud.flavorSize(settings.flavor)))
-    config.push({ path: 'tasks.validation.flavor', message: 'no such flavor', value: settings.flavor });
+    config.push({
+      file: CONFIG,
+      path: 'tasks.validation.flavor',
+      message: 'no such flavor',
+      value: settings.flavor,
+    });
   if (!(await cloud.imageId(settings.image)))
-    config.push({ path: 'tasks.validation.image', message: 'no such image', value: settings.image });
+    config.push({
+      file: CONFIG,
+      path: 'tasks.validation.image',
+      message: 'no such image',
+      value: settings.image,
+    });
   if (requireTasksSession(ctx, 'validate-compute').config.method === 'application-credential') {
     config.push({
+      file: CONFIG,
       path: 'credentials.tasks',
       message:
         'an application credential cannot be scoped to the dedicated project of the canary; use a password credential',

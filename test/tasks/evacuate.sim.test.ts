@@ -17,6 +17,7 @@ import { type SimServerHandle, startSimServer } from '../../src/sim/http/server.
 import { staticLoadModel } from '../../src/sim/load.js';
 import { SimCloud } from '../../src/sim/model.js';
 import { openStore, type Store } from '../../src/store/store.js';
+import { RESUME_REASON } from '../../src/tasks/worker.js';
 import { until } from './rig.js';
 
 const SPEED = 100;
@@ -92,15 +93,26 @@ afterEach(async () => {
   r = undefined;
 });
 
-async function rig(): Promise<Rig> {
+async function rig(configDoc: Record<string, unknown> = {}): Promise<Rig> {
   const cloud = new SimCloud(world(), { clock: new SimClock({ speed: SPEED }), load: staticLoadModel() });
   const sim = await startSimServer({ cloud, password: 'secret' });
   const dir = await mkdtemp(join(tmpdir(), 'aic-evac-'));
+  return { sim, dir, ...(await serviceOn(sim, dir, configDoc)) };
+}
+
+/** The service as one process runs it, on the simulator and the store in `dir`. */
+async function serviceOn(
+  sim: SimServerHandle,
+  dir: string,
+  configDoc: Record<string, unknown> = {},
+): Promise<Pick<Rig, 'store' | 'service'>> {
+  const cloud = sim.cloud;
   const { config } = await parseServiceConfig(
     {
       openstack: { reader: { cloud: 'unused' }, actuator: { cloud: 'unused' } },
       store: { url: 'sqlite:aicerine.db' },
       defaults: { mode: 'observe', concurrency: { perSourceHost: 2 } },
+      ...configDoc,
     },
     { baseDir: dir },
   );
@@ -123,7 +135,7 @@ async function rig(): Promise<Rig> {
     recorder: { historyDays: 1 },
     tasks: { worker: { pollMs: 50, heartbeatMs: 50 } },
   });
-  return { sim, store, service, dir };
+  return { store, service };
 }
 
 describe('evacuate-compute against the simulator', () => {
@@ -206,5 +218,67 @@ describe('evacuate-compute against the simulator', () => {
     expect(second.liveMigrated).toEqual([]);
     expect(second.coldMigrated).toEqual([]);
     expect(second.cannotMove.map((c) => c.server)).toEqual([id(5)]);
+  });
+
+  it('resumes after a restart from its checkpoint: the live execution is not started again, nothing moves twice', async () => {
+    r = await rig();
+    // The live migrations run 2 virtual minutes (1.2 s here, under the executor's 300 s timeout):
+    // long enough to stop in the middle.
+    r.sim.cloud.timing.holdSeconds = 120;
+    const [t] = await r.service.tasks.service.create('evacuate-compute', { host: 'c5' }, 'alice');
+    await r.service.tasks.worker.start();
+    await until(async () => r!.sim.cloud.migrations.some((m) => m.status === 'running'), 30_000);
+    // SIGTERM: the worker leaves the task WAITING with its checkpoint, the executor finishes its
+    // execution (the balancer's stop rules), the store closes.
+    await r.service.stop();
+    const stopped = await r.store.tasks.get(t!.id);
+    expect(stopped).toMatchObject({ state: 'WAITING', waitingReason: RESUME_REASON });
+    const cp = stopped?.checkpoint as { phase: string; executions: string[] };
+    expect(cp.phase).toBe('live');
+    expect(cp.executions).toHaveLength(1);
+    await r.store.close();
+
+    // The next process on the same store resumes it.
+    r.sim.cloud.timing.holdSeconds = 0;
+    Object.assign(r, await serviceOn(r.sim, r.dir));
+    await r.service.start();
+    await until(async () => ['DONE', 'ERROR'].includes((await r!.store.tasks.get(t!.id))!.state), 60_000);
+    const done = await r.store.tasks.get(t!.id);
+    expect(done?.error).toBeNull();
+    expect(done).toMatchObject({ state: 'DONE', attempts: 2 });
+    const result = done?.result as { liveMigrated: { server: string }[]; coldMigrated: { server: string }[] };
+    expect(result.liveMigrated.map((m) => m.server).sort()).toEqual([id(1), id(2)]);
+    expect(result.coldMigrated.map((m) => m.server).sort()).toEqual([id(3), id(4)]);
+    const executions = await r.store.executions.list();
+    expect(executions.items.map((e) => e.id)).toEqual(cp.executions);
+    for (const n of [1, 2, 3, 4]) {
+      expect(r.sim.cloud.requireServer(id(n)).host).not.toBe('c5');
+      expect(r.sim.cloud.migrations.filter((m) => m.server.uuid === id(n))).toHaveLength(1);
+    }
+  });
+
+  it('with tasks.evacuate.emergency false, waits for the closed window of the aggregate, then moves', async () => {
+    // A one-hour window six hours from now (on the simulator's clock).
+    const hour = (new Date(Date.now()).getUTCHours() + 6) % 24;
+    const pad = (h: number) => String(h).padStart(2, '0');
+    const window = `Mon-Sun ${pad(hour)}:00 - ${pad(hour + 1)}:00 UTC`;
+    r = await rig({ tasks: { evacuate: { emergency: false } }, aggregates: { agg: { windows: [window] } } });
+    const [t] = await r.service.tasks.service.create('evacuate-compute', { host: 'c5' }, 'alice');
+    await r.service.tasks.worker.start();
+    await until(async () => (await r!.store.tasks.get(t!.id))?.state === 'WAITING', 30_000);
+    const waiting = (await r.store.tasks.get(t!.id))!;
+    expect(waiting.waitingReason).toMatch(
+      /^the maintenance window of agg is closed until \S+ \(tasks\.evacuate\.emergency is false\)$/,
+    );
+    expect(r.sim.cloud.migrations).toEqual([]);
+    expect(r.sim.cloud.requireServer(id(1)).host).toBe('c5');
+
+    // The window opens: the evacuation goes on, inside it.
+    const opensAt = Date.parse(/until (\S+) /.exec(waiting.waitingReason ?? '')![1]!);
+    r.sim.cloud.clock.advance((opensAt - r.sim.cloud.clock.nowMs()) / 1000 + 60);
+    await until(async () => ['DONE', 'ERROR'].includes((await r!.store.tasks.get(t!.id))!.state), 60_000);
+    const done = await r.store.tasks.get(t!.id);
+    expect(done?.error).toBeNull();
+    expect((done!.result as { liveMigrated: unknown[] }).liveMigrated).toHaveLength(2);
   });
 });

@@ -119,4 +119,62 @@ describe('purge-project against the simulator', () => {
     const audit = await r.store.audit.list({ action: 'task.purge-delete' });
     expect(audit.items).toHaveLength(4);
   });
+
+  it('resumes from its checkpoint after its worker died: nothing deleted twice, what vanished counts as deleted', async () => {
+    r = await taskRig(world(), [purgeProjectHandler({ pollMs: 20 })]);
+    const [dry] = await r.service.create('purge-project', { project: P, dryRun: true }, 'alice');
+    const w0 = r.worker('w0');
+    await w0.start();
+    await until(async () => (await r!.store.tasks.get(dry!.id))?.state === 'DONE');
+    await w0.stop();
+    const { wouldDelete: inventory, skipped } = (await r.store.tasks.get(dry!.id))!.result as {
+      wouldDelete: Item[];
+      skipped: { what: string; why: string }[];
+    };
+    const [task] = await r.service.create('purge-project', { project: P }, 'alice');
+    // A worker died after deleting server 1 and checkpointing it; meanwhile someone else removed
+    // the server group. (w0 is stopped: only the worker below can adopt the task.)
+    await r.session.service('compute').request({
+      method: 'DELETE',
+      path: `/servers/${id(1)}`,
+      headers: await r.session.nova.headers(),
+    });
+    await r.session.service('compute').request({
+      method: 'DELETE',
+      path: `/os-server-groups/${GROUP}`,
+      headers: await r.session.nova.headers(),
+    });
+    const at = new Date(r.clock.now()).toISOString();
+    const current = (await r.store.tasks.get(task!.id))!;
+    expect(current.state).toBe('SCHEDULED');
+    await r.store.tasks.update(
+      task!.id,
+      current.version,
+      {
+        state: 'RUNNING',
+        owner: 'dead',
+        attempts: 1,
+        heartbeatAt: at,
+        checkpoint: { projectId: P, inventory, skipped, deleted: [`server:${id(1)}`] },
+      },
+      at,
+    );
+    r.clock.offsetMs = 61_000;
+    const w = r.worker('w1', { staleAfterMs: 60_000 });
+    await w.start();
+    await until(async () => ['DONE', 'ERROR'].includes((await r!.store.tasks.get(task!.id))!.state), 30_000);
+    const done = await r.store.tasks.get(task!.id);
+    expect(done?.error).toBeNull();
+    expect(done).toMatchObject({ state: 'DONE', owner: 'w1', attempts: 2, result: { deleted: inventory } });
+    // This run deleted what the dead one had not: server 1 is not among them.
+    const audit = await r.store.audit.list({ action: 'task.purge-delete' });
+    const targets = audit.items.map((a) => a.target);
+    expect(targets.sort()).toEqual(
+      inventory
+        .filter((i) => !(i.kind === 'server' && i.id === id(1)))
+        .map((i) => `${i.kind}:${i.id}`)
+        .sort(),
+    );
+    expect((await r.session.nova.listServers()).map((s) => s.id)).toEqual([id(3)]);
+  });
 });

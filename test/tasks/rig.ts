@@ -65,7 +65,8 @@ export interface TaskRig {
   registry: TaskRegistry;
   service: TaskService;
   clock: Clock & { offsetMs: number };
-  worker(id: string, settings?: Partial<TaskWorkerSettings>): TaskWorker;
+  /** A worker on the rig's locks, or on `locks` (another process's client of the same backend). */
+  worker(id: string, settings?: Partial<TaskWorkerSettings>, locks?: LockService): TaskWorker;
   close(): Promise<void>;
 }
 
@@ -121,12 +122,12 @@ export async function taskRig(
     registry,
     service,
     clock,
-    worker(id, settings = {}) {
+    worker(id, settings = {}, own = locks) {
       const w = new TaskWorker({
         id,
         tasks: store.tasks,
         audit: store.audit,
-        locks,
+        locks: own,
         registry,
         reader: session,
         actuator,

@@ -1,10 +1,15 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { randomBytes } from 'node:crypto';
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import { EtcdLockService } from '../../src/coordination/etcd-locks.js';
 import { InputError } from '../../src/errors.js';
 import type { Snapshot } from '../../src/model/snapshot.js';
 import { TaskTableUnavailableError } from '../../src/tasks/service.js';
 import { TaskFailedError, type TaskHandler, TaskRequestError } from '../../src/tasks/types.js';
 import { RESUME_REASON } from '../../src/tasks/worker.js';
 import { type TaskRig, taskRig, until } from './rig.js';
+
+/** The private etcd of the unit run (test/coordination/etcd-server.ts); null without etcd. */
+const etcd = inject('etcd');
 
 const world: Snapshot = {
   format: 'aicerine-snapshot/1',
@@ -97,6 +102,42 @@ describe('task requests', () => {
     ]);
   });
 
+  it("points a refusal's issues at the request's args, lists each, and leaves configuration issues alone", async () => {
+    const picky: TaskHandler<{ hosts: string[] }, null> = {
+      kind: 'picky',
+      description: 'refuses what it is given',
+      parse: (raw) => ({ hosts: (raw as { hosts: string[] }).hosts }),
+      async preflight(args) {
+        if (args.hosts.length > 1)
+          throw new TaskRequestError(404, 'unknown host(s); nothing was created', [
+            { path: 'hosts[1]', message: 'no such host', value: args.hosts[1] },
+            { path: 'hosts[2]', message: 'no such host', value: args.hosts[2] },
+          ]);
+        throw new TaskRequestError(409, 'the configuration does not match the cloud', [
+          { file: 'the service configuration', path: 'tasks.validation.image', message: 'no such image' },
+        ]);
+      },
+      run: async () => null,
+    };
+    r = await taskRig(world, [picky]);
+    const several = await r.service.create('picky', { hosts: ['a', 'x', 'y'] }, 'alice').catch((e) => e);
+    expect(several).toMatchObject({
+      status: 404,
+      issues: [
+        { path: 'args.hosts[1]', value: 'x' },
+        { path: 'args.hosts[2]', value: 'y' },
+      ],
+    });
+    expect(several.message).toBe(
+      'unknown host(s); nothing was created\nargs.hosts[1]: no such host, got "x"\nargs.hosts[2]: no such host, got "y"',
+    );
+    const config = await r.service.create('picky', { hosts: ['a'] }, 'alice').catch((e) => e);
+    expect(config.issues).toEqual([
+      { file: 'the service configuration', path: 'tasks.validation.image', message: 'no such image' },
+    ]);
+    expect(await states(r)).toEqual([]);
+  });
+
   it('refuses to write anything when the lock backend is unreachable', async () => {
     r = await taskRig(world, [count, cleanup]);
     r.locks.down = 'etcd: connection refused';
@@ -168,6 +209,21 @@ describe('the task worker', () => {
     await held?.release();
     await w.start();
     await until(async () => (await r!.store.tasks.get(t!.id))?.state === 'DONE');
+  });
+
+  it('writes nothing while another holds the table lock; decides once it is free', async () => {
+    r = await taskRig(world, [count, cleanup]);
+    const [t] = await r.service.create('count', { to: 1 }, 'alice');
+    const held = await r.locks.tryAcquire('tasks/table', 'another worker');
+    const w = r.worker('w1');
+    await w.tick();
+    await w.tick();
+    expect(await r.store.tasks.get(t!.id)).toEqual(t);
+    expect(runsOf.get(t!.id)).toBeUndefined();
+    await held?.release();
+    await w.tick();
+    await w.drain();
+    expect(await r.store.tasks.get(t!.id)).toMatchObject({ state: 'DONE', attempts: 1 });
   });
 
   it('touches nothing while the lock backend is unreachable, and says so', async () => {
@@ -269,4 +325,34 @@ describe('the task worker', () => {
     expect((await r.store.tasks.list()).items.map((t) => [t.id, t.state])).toEqual([[failing!.id, 'ERROR']]);
     expect(await r.service.clean(null)).toBe(0);
   });
+
+  it.skipIf(etcd === null)(
+    'purges old DONE tasks one worker at a time on etcd: not while another process holds the purge lock',
+    async () => {
+      r = await taskRig(world, [count, cleanup]);
+      const prefix = `/test-tasks-${randomBytes(4).toString('hex')}/`;
+      const clients = [0, 1].map(() => new EtcdLockService({ endpoints: [etcd!.endpoint], prefix }));
+      try {
+        const [a, b] = clients as [EtcdLockService, EtcdLockService];
+        await r.service.create('count', { to: 1, host: 'h1' }, 'alice');
+        const w1 = r.worker('w1', { purgeEveryMs: 0 }, a);
+        await w1.start();
+        await until(async () => (await r!.store.tasks.unfinished()).length === 0);
+        await w1.stop();
+        expect((await r.store.tasks.list()).items.map((t) => t.state)).toEqual(['DONE', 'DONE']);
+        r.clock.offsetMs = 2 * 86_400_000;
+        // The other process (its own etcd client) purges now: this one finds the lock taken.
+        const held = await b.tryAcquire('tasks/purge-done', 'worker-b');
+        expect(held).not.toBeNull();
+        const w2 = r.worker('w2', { purgeEveryMs: 0 }, a);
+        await w2.tick();
+        expect((await r.store.tasks.list()).items).toHaveLength(2);
+        await held?.release();
+        await w2.tick();
+        expect((await r.store.tasks.list()).items).toEqual([]);
+      } finally {
+        for (const c of clients) await c.close();
+      }
+    },
+  );
 });

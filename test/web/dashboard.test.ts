@@ -155,6 +155,10 @@ describe.skipIf(NO_BROWSER !== null)('the dashboard in headless Chromium', () =>
       const agg2 = page.locator('section[data-aggregate="agg-2"]');
       await agg2.locator(`g.heat-row[data-host="${demo.hotHost}"][data-hot="true"]`).waitFor();
       await expect.poll(() => agg2.locator('.latest-plan').textContent()).toMatch(/\d+ moves, proposed/);
+      // Its task worker runs: the Tasks page can request them.
+      await page.getByRole('link', { name: 'Tasks', exact: true }).click();
+      await expect.poll(() => page.getByTestId('worker-status').textContent()).toContain('worker running');
+      await page.getByRole('form', { name: 'request a task' }).waitFor();
     } finally {
       await demo.stop();
     }

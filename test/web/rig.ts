@@ -1,6 +1,7 @@
 // The whole product for the dashboard tests: the simulator (Keystone, Nova, Placement,
 // Prometheus over HTTP, its clock sped up), the service running cycles on that clock with an
-// SQLite store, its API with the built dashboard, and headless Chromium (Debian's) to look at it.
+// SQLite store and its task worker, its API with the built dashboard, and headless Chromium
+// (Debian's) to look at it.
 
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -14,6 +15,7 @@ import { Actuator } from '../../src/cloud/actuator.js';
 import { silentLogger } from '../../src/cloud/log.js';
 import { openSession } from '../../src/cloud/session.js';
 import { parseServiceConfig } from '../../src/config/load.js';
+import type { LockService } from '../../src/coordination/locks.js';
 import type { Host, Server, Snapshot } from '../../src/model/snapshot.js';
 import { type ServiceApi, startServiceApi } from '../../src/service/api.js';
 import { AicerineService } from '../../src/service/service.js';
@@ -103,8 +105,11 @@ export interface Rig {
   close(): Promise<void>;
 }
 
-/** The product with the API in Keystone mode (auth: true) or the demo's loopback no-auth mode. */
-export async function startRig(opts: { auth: boolean }): Promise<Rig> {
+/**
+ * The product with the API in Keystone mode (auth: true) or the demo's loopback no-auth mode;
+ * `locks` replaces the in-process locks (a backend a test can make unreachable).
+ */
+export async function startRig(opts: { auth: boolean; locks?: LockService }): Promise<Rig> {
   const cloud = new SimCloud(world(), { clock: new SimClock({ speed: SPEED }), load: staticLoadModel() });
   const sim = await startSimServer({ cloud, password: PASSWORD });
   const dir = await mkdtemp(join(tmpdir(), 'aic-web-'));
@@ -133,6 +138,8 @@ export async function startRig(opts: { auth: boolean }): Promise<Rig> {
     store,
     reader: session,
     actuator,
+    tasksSession: session,
+    ...(opts.locks ? { locks: opts.locks } : {}),
     clock: {
       now: () => cloud.clock.nowMs(),
       sleep: (ms) => new Promise((r) => setTimeout(r, Math.max(0, ms / SPEED))),
@@ -151,6 +158,9 @@ export async function startRig(opts: { auth: boolean }): Promise<Rig> {
     logger: createApiLogger({ level: 'silent' }),
     now: () => new Date(cloud.clock.nowMs()),
   });
+  // The task worker runs as in `serve` (service.start starts it; the pacer below replaces the
+  // service's own timer, so it is started here).
+  await service.tasks.worker.start();
   // Cycles paced in real time, as the demo paces them: the configured interval is wall-clock time
   // (10 s at least), too slow for a test, while everything inside a cycle runs on the sped-up clock.
   let running = true;

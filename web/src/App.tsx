@@ -10,6 +10,7 @@ import { PlanDetail, PlanList } from './pages/Plans.js';
 import { Quarantine } from './pages/Quarantine.js';
 import { Ratios } from './pages/Ratios.js';
 import { ShadowReports } from './pages/Shadow.js';
+import { TaskDetail, Tasks } from './pages/Tasks.js';
 import { WhatIf } from './pages/WhatIf.js';
 import { usePoll } from './poll.js';
 import { Link, match, navigate, type Route, useLocation } from './router.js';
@@ -73,6 +74,7 @@ const NAV: [string, string][] = [
   ['/ratios', 'Ratios'],
   ['/shadow-reports', 'Shadow reports'],
   ['/what-if', 'What-if'],
+  ['/tasks', 'Tasks'],
 ];
 
 function Shell(props: { who: WhoAmI; onLogout: () => void }) {
@@ -85,7 +87,13 @@ function Shell(props: { who: WhoAmI; onLogout: () => void }) {
         <strong className="brand">Aicerine</strong>
         <nav>
           {NAV.map(([to, label]) => (
-            <Link key={to} to={to} className={route?.page === to ? 'current' : ''}>
+            <Link
+              key={to}
+              to={to}
+              className={
+                route?.page === to || (to !== '/' && route?.page.startsWith(`${to}/`)) ? 'current' : ''
+              }
+            >
               {label}
             </Link>
           ))}
@@ -145,6 +153,10 @@ function Page(props: { route: Route | null }) {
       return <ShadowReports />;
     case '/what-if':
       return <WhatIf />;
+    case '/tasks':
+      return <Tasks />;
+    case '/tasks/:id':
+      return <TaskDetail id={r.params.id ?? ''} />;
   }
 }
 

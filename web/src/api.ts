@@ -8,6 +8,9 @@ export class ApiFailure extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
+    /** The request field at fault (`body.args.host`), when the service named one. */
+    readonly field: string | null = null,
+    readonly value: unknown = undefined,
   ) {
     super(message);
   }
@@ -30,13 +33,26 @@ export function whenUnauthorized(f: Unauthorized): void {
   onUnauthorized = f;
 }
 
-function messageOf(status: number, body: unknown): { code: string; message: string } {
+interface Refusal {
+  code: string;
+  message: string;
+  field: string | null;
+  value: unknown;
+}
+
+function messageOf(status: number, body: unknown): Refusal {
   if (typeof body === 'object' && body !== null && 'error' in body) {
-    const e = (body as { error: { code?: unknown; message?: unknown } }).error;
+    const e = (body as { error: { code?: unknown; message?: unknown; field?: unknown; value?: unknown } })
+      .error;
     if (typeof e.message === 'string')
-      return { code: typeof e.code === 'string' ? e.code : String(status), message: e.message };
+      return {
+        code: typeof e.code === 'string' ? e.code : String(status),
+        message: e.message,
+        field: typeof e.field === 'string' ? e.field : null,
+        value: e.value,
+      };
   }
-  return { code: String(status), message: `the service answered ${status}` };
+  return { code: String(status), message: `the service answered ${status}`, field: null, value: undefined };
 }
 
 export async function request<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
@@ -62,9 +78,9 @@ export async function request<T>(method: 'GET' | 'POST', path: string, body?: un
     parsed = null;
   }
   if (!res.ok) {
-    const { code, message } = messageOf(res.status, parsed);
+    const { code, message, field, value } = messageOf(res.status, parsed);
     if (res.status === 401 && path !== '/v1/auth/tokens') onUnauthorized();
-    throw new ApiFailure(res.status, code, message);
+    throw new ApiFailure(res.status, code, message, field, value);
   }
   return parsed as T;
 }

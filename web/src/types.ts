@@ -2,6 +2,13 @@
 // validates and serializes with (src/api/schemas.ts), so a change there fails this typecheck.
 import type { z } from 'zod';
 import type {
+  taskCreateBody,
+  taskCreated,
+  taskKinds,
+  taskPage,
+  taskView,
+} from '../../src/api/routes/tasks.js';
+import type {
   aggregateView,
   dataHealthRecord,
   executionRecord,
@@ -26,6 +33,10 @@ import type {
 } from '../../src/api/schemas.js';
 import type { ShadowReport } from '../../src/loop/shadow.js';
 import type { Move, Plan } from '../../src/model/plan.js';
+import type { EvacuateResult } from '../../src/tasks/kinds/evacuate-compute.js';
+import type { PurgeItem, PurgeResult } from '../../src/tasks/kinds/purge-project.js';
+import type { BatchCleanupResult } from '../../src/validation/cleanup.js';
+import type { HostValidationResult } from '../../src/validation/validate-host.js';
 
 export type Aggregate = z.infer<typeof aggregateView>;
 export type DataHealth = z.infer<typeof dataHealthRecord>;
@@ -57,3 +68,10 @@ export type WhatIfResult = z.infer<typeof whatIfResult>;
 export type WhoAmI = z.infer<typeof whoami>;
 export type LoginBody = z.input<typeof loginBody>;
 export type LoginResult = z.infer<typeof loginResult>;
+export type Task = z.infer<typeof taskView>;
+export type TaskPage = z.infer<typeof taskPage>;
+export type TaskWorker = TaskPage['worker'];
+export type TaskKinds = z.infer<typeof taskKinds>;
+export type TaskCreateBody = z.input<typeof taskCreateBody>;
+export type TaskCreated = z.infer<typeof taskCreated>;
+export type { BatchCleanupResult, EvacuateResult, HostValidationResult, PurgeItem, PurgeResult };

@@ -46,7 +46,7 @@ export const workerView = z
   .nullable()
   .meta({ id: 'TaskWorker' });
 
-const taskPage = z.object({
+export const taskPage = z.object({
   items: z.array(taskView),
   nextCursor: z.string().nullable(),
   worker: workerView,
@@ -58,7 +58,11 @@ const taskQuery = z.strictObject({
   host: hostName.optional(),
   batch: z.string().max(64).optional(),
 });
-const createBody = z.strictObject({
+export const taskKinds = z.object({
+  kinds: z.array(z.object({ kind: z.string(), description: z.string() })),
+});
+export const taskCreated = z.object({ tasks: z.array(taskView) });
+export const taskCreateBody = z.strictObject({
   kind: z
     .string()
     .min(1)
@@ -89,7 +93,9 @@ function tasksOf(ctx: ApiContext) {
 
 function refused(err: unknown): never {
   if (err instanceof TaskRequestError) {
-    const issue = err.issues[0];
+    // The first issue about the request names its field; one about the service's configuration
+    // (it has a file) names none: the caller cannot fix it in the request.
+    const issue = err.issues.find((i) => i.file === undefined);
     const code = err.status === 404 ? 'not-found' : err.status === 409 ? 'conflict' : 'invalid-field';
     throw new ApiError(
       err.status,
@@ -139,7 +145,7 @@ export function registerTasks(app: ZodApp, ctx: ApiContext): void {
         tags: ['tasks'],
         summary: 'The task kinds an operator may request here',
         response: {
-          200: z.object({ kinds: z.array(z.object({ kind: z.string(), description: z.string() })) }),
+          200: taskKinds,
         },
       },
     },
@@ -157,9 +163,9 @@ export function registerTasks(app: ZodApp, ctx: ApiContext): void {
       schema: {
         tags: ['tasks'],
         summary: 'Request a task: checked against the cloud first (400, 404, 409: nothing created)',
-        body: createBody,
+        body: taskCreateBody,
         response: {
-          201: z.object({ tasks: z.array(taskView) }),
+          201: taskCreated,
           400: errorBody,
           404: errorBody,
           409: errorBody,

@@ -33,16 +33,25 @@ export interface EvacuateArgs {
   target: string | null;
 }
 
-interface Moved {
+type Moved = {
   server: string;
   name: string;
   to: string;
-}
-interface Left {
+};
+type Left = {
   server: string;
   name: string;
   why: string;
-}
+};
+
+/** What an evacuation did (the task's result; the dashboard reads it). */
+export type EvacuateResult = {
+  host: string;
+  disabledReason: string;
+  liveMigrated: Moved[];
+  coldMigrated: Moved[];
+  cannotMove: Left[];
+};
 
 type ColdState = { to: string; state: 'asked' | 'confirming'; at: number };
 
@@ -110,11 +119,12 @@ export function evacuateComputeHandler(deps: EvacuateDeps): TaskHandler<Evacuate
       const busy = (await ctx.unfinished()).find(
         (t) => t.kind === 'evacuate-compute' && t.hosts.includes(args.host),
       );
-      if (busy !== undefined)
-        throw new TaskRequestError(
-          409,
-          `host ${args.host} is already being evacuated by task ${busy.id} (${busy.state})`,
-        );
+      if (busy !== undefined) {
+        const message = `already being evacuated by task ${busy.id} (${busy.state})`;
+        throw new TaskRequestError(409, `host ${args.host} is ${message}`, [
+          { path: 'host', message, value: args.host },
+        ]);
+      }
       return [
         {
           kind: 'evacuate-compute',
@@ -310,7 +320,7 @@ export function evacuateComputeHandler(deps: EvacuateDeps): TaskHandler<Evacuate
         liveMigrated: cp.live.map((m) => ({ ...m })),
         coldMigrated: cp.cold.map((m) => ({ ...m })),
         cannotMove,
-      };
+      } satisfies EvacuateResult;
     },
   };
 }
@@ -323,20 +333,19 @@ async function checkHosts(args: EvacuateArgs, ctx: PreflightContext): Promise<vo
   ] as const) {
     if (name === null) continue;
     const [svc] = await nova.listServices('nova-compute', name);
-    if (svc === undefined)
-      throw new TaskRequestError(404, `${field}: no nova-compute service on host ${name}`);
-    if (svc.state !== 'up' || svc.forcedDown)
-      throw new TaskRequestError(
+    const refuse = (status: 404 | 409, message: string): never => {
+      throw new TaskRequestError(status, `${field}: ${message}`, [{ path: field, message, value: name }]);
+    };
+    if (svc === undefined) refuse(404, `no nova-compute service on host ${name}`);
+    else if (svc.state !== 'up' || svc.forcedDown)
+      refuse(
         409,
         field === 'host'
-          ? `host: nova-compute on ${name} is down: migrations need it up (a dead host needs Nova's evacuate, a rebuild elsewhere)`
-          : `target: nova-compute on ${name} is down`,
+          ? `nova-compute on ${name} is down: migrations need it up (a dead host needs Nova's evacuate, a rebuild elsewhere)`
+          : `nova-compute on ${name} is down`,
       );
-    if (field === 'target' && svc.status === 'disabled')
-      throw new TaskRequestError(
-        409,
-        `target: ${name} is disabled${svc.disabledReason ? ` (${svc.disabledReason})` : ''}`,
-      );
+    else if (field === 'target' && svc.status === 'disabled')
+      refuse(409, `${name} is disabled${svc.disabledReason ? ` (${svc.disabledReason})` : ''}`);
   }
 }
 

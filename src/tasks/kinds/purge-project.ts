@@ -38,6 +38,11 @@ export interface PurgeCheckpoint {
   deleted: string[];
 }
 
+/** What a purge did, or a dry run would do (the task's result; the dashboard reads it). */
+export type PurgeResult =
+  | { projectId: string; dryRun: true; wouldDelete: PurgeItem[]; skipped: PurgeCheckpoint['skipped'] }
+  | { projectId: string; dryRun: false; deleted: PurgeItem[]; skipped: PurgeCheckpoint['skipped'] };
+
 type Rec = Record<string, unknown>;
 const str = (r: Rec, k: string): string => (typeof r[k] === 'string' ? (r[k] as string) : '');
 const recs = (v: unknown): Rec[] =>
@@ -63,6 +68,11 @@ async function identityPath(session: CloudSession, path: string): Promise<string
   return /\/v3\/?$/.test(base) ? path : `/v3${path}`;
 }
 
+/** A refusal about the `project` argument, naming it. */
+function refusal(status: 404 | 409, message: string, value: string): TaskRequestError {
+  return new TaskRequestError(status, `project: ${message}`, [{ path: 'project', message, value }]);
+}
+
 async function resolveProject(
   session: CloudSession,
   ref: string,
@@ -79,8 +89,7 @@ async function resolveProject(
   }
   const byName = await identity.get<Rec>(await identityPath(session, '/projects'), { name: ref });
   const found = recs(byName.projects);
-  if (found.length > 1)
-    throw new TaskRequestError(409, `project: ${found.length} projects are named ${ref}: give its id`);
+  if (found.length > 1) throw refusal(409, `${found.length} projects are named ${ref}: give its id`, ref);
   const p = found[0];
   return p ? { id: str(p, 'id'), name: str(p, 'name') } : null;
 }
@@ -247,18 +256,15 @@ export function purgeProjectHandler(
 
     async preflight(args, ctx) {
       const project = await resolveProject(requireTasksSession(ctx, 'purge-project'), args.project);
-      if (project === null) throw new TaskRequestError(404, `project: no project ${args.project}`);
+      if (project === null) throw refusal(404, `no project ${args.project}`, args.project);
       const own = await requireTasksSession(ctx, 'purge-project').token();
       if (own.projectId === project.id)
-        throw new TaskRequestError(
-          409,
-          `project: ${project.name} is the project Aicerine's own credential works in`,
-        );
+        throw refusal(409, `${project.name} is the project Aicerine's own credential works in`, args.project);
       const busy = (await ctx.unfinished()).find(
         (t) => t.kind === 'purge-project' && t.args.projectId === project.id && t.args.dryRun !== true,
       );
       if (busy !== undefined && !args.dryRun)
-        throw new TaskRequestError(409, `project ${project.name} is already being purged by task ${busy.id}`);
+        throw refusal(409, `${project.name} is already being purged by task ${busy.id}`, args.project);
       const stored: JsonObject = {
         project: args.project,
         projectId: project.id,
