@@ -26,6 +26,7 @@ import {
 } from './service-state.js';
 import { createSnapshotRepository, type SnapshotRepository } from './snapshots.js';
 import { createTaskRepository, type TaskRepository } from './tasks.js';
+import { type CampaignRepository, createCampaignRepository } from './maintenance.js';
 
 export interface Store extends ExecutionJournal {
   readonly backend: StoreBackend;
@@ -54,6 +55,8 @@ export interface Store extends ExecutionJournal {
   fencedJournal(fenceOf: FenceOf): ExecutionJournal;
   /** Operator tasks (docs/tasks.md). */
   readonly tasks: TaskRepository;
+  /** Rolling-maintenance campaigns (docs/maintenance.md). */
+  readonly maintenance: CampaignRepository;
   /** Closes the database (the pool on MariaDB); the store is unusable after. */
   close(): Promise<void>;
 }
@@ -86,6 +89,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     ownership: createOwnershipRepository(ctx),
     fencedJournal: (fenceOf) => createJournal(ctx, fenceOf),
     tasks: createTaskRepository(ctx),
+    maintenance: createCampaignRepository(ctx),
     close: () => ctx.db.destroy(),
   };
 }
