@@ -463,7 +463,7 @@ export const serviceSchema = mapping({
     parallel: posInt()
       .optional()
       .describe(
-        "hosts of a campaign out at once, at most (fewer when the rest cannot take their servers); `maintenance start --parallel` overrides it",
+        'hosts of a campaign out at once, at most (fewer when the rest cannot take their servers); `maintenance start --parallel` overrides it',
       ),
     validate: bool()
       .optional()

@@ -151,7 +151,8 @@ class Driver {
 
   private async abort(c: Campaign): Promise<Campaign> {
     for (const h of c.hosts) {
-      const child = h.state === 'draining' ? h.evacuateTask : h.state === 'validating' ? h.validateTask : null;
+      const child =
+        h.state === 'draining' ? h.evacuateTask : h.state === 'validating' ? h.validateTask : null;
       if (child === null) continue;
       await this.deps
         .tasks()
@@ -432,7 +433,10 @@ class Driver {
           break;
         }
         if (refusal !== null) {
-          await this.ctx.audit.record('maintenance.refused', `host:${h.host}`, { campaign: c.id, why: refusal });
+          await this.ctx.audit.record('maintenance.refused', `host:${h.host}`, {
+            campaign: c.id,
+            why: refusal,
+          });
           await this.host(h.host, () => ({ state: 'refused', endedAt: this.now(), note: refusal }));
           continue;
         }

@@ -8,7 +8,7 @@ import { recordSnapshot } from '../cloud/record.js';
 import type { CloudSession } from '../cloud/session.js';
 import { aggregateConfig } from '../config/aggregate.js';
 import type { ServiceConfig } from '../config/types.js';
-import { type InputIssue, InputError } from '../errors.js';
+import { InputError, type InputIssue } from '../errors.js';
 import type { Clock } from '../executor/ports.js';
 import type { Snapshot } from '../model/snapshot.js';
 import type { CampaignFilter, CampaignRepository } from '../store/maintenance.js';
@@ -114,7 +114,8 @@ export class MaintenanceService {
       const svc = services.find((s) => s.host === h);
       if (!aggregate.hosts.includes(h))
         unknown.push({ path, message: `not in aggregate ${req.aggregate}`, value: h });
-      else if (svc === undefined) unknown.push({ path, message: 'Nova has no nova-compute service on it', value: h });
+      else if (svc === undefined)
+        unknown.push({ path, message: 'Nova has no nova-compute service on it', value: h });
       else if (svc.state !== 'up' || svc.forcedDown)
         conflicts.push({ path, message: 'nova-compute is down: an evacuation needs it up', value: h });
     });
@@ -177,8 +178,12 @@ export class MaintenanceService {
         by,
       );
       return (
-        (await this.deps.campaigns.update(campaign.id, campaign.version, { taskId: driver?.id ?? null }, this.now())) ??
-        campaign
+        (await this.deps.campaigns.update(
+          campaign.id,
+          campaign.version,
+          { taskId: driver?.id ?? null },
+          this.now(),
+        )) ?? campaign
       );
     });
     return created;
@@ -205,7 +210,10 @@ export class MaintenanceService {
     const at = this.now();
     return mutateCampaign(this.deps.campaigns, id, this.now, (c) => {
       if (c.state !== 'RUNNING' || c.abortRequested)
-        throw new TaskRequestError(409, `campaign ${id} is ${c.abortRequested ? 'being aborted' : c.state}, not RUNNING`);
+        throw new TaskRequestError(
+          409,
+          `campaign ${id} is ${c.abortRequested ? 'being aborted' : c.state}, not RUNNING`,
+        );
       return { state: 'PAUSED', note: `paused by ${by} at ${at}` };
     });
   }
@@ -235,7 +243,8 @@ export class MaintenanceService {
   async abort(id: string, by: string): Promise<Campaign> {
     await this.existing(id);
     const c = await mutateCampaign(this.deps.campaigns, id, this.now, (x) => {
-      if (isFinalCampaignState(x.state)) throw new TaskRequestError(409, `campaign ${id} already ended ${x.state}`);
+      if (isFinalCampaignState(x.state))
+        throw new TaskRequestError(409, `campaign ${id} already ended ${x.state}`);
       if (x.abortRequested) return null;
       return { abortRequested: true, note: `abort asked by ${by}` };
     });
@@ -245,7 +254,9 @@ export class MaintenanceService {
   /** The operator says a handed-over host is back: the campaign validates or re-admits it. */
   async done(host: string, by: string): Promise<Campaign> {
     const mine = (await this.deps.campaigns.unfinished()).filter((c) => c.hosts.some((h) => h.host === host));
-    const c = mine.find((x) => x.hosts.some((h) => h.host === host && (isInFlight(h.state) || h.state === 'pending')));
+    const c = mine.find((x) =>
+      x.hosts.some((h) => h.host === host && (isInFlight(h.state) || h.state === 'pending')),
+    );
     if (c === undefined)
       throw new TaskRequestError(404, `host ${host} is in no unfinished maintenance campaign waiting for it`);
     const at = this.now();
@@ -261,7 +272,9 @@ export class MaintenanceService {
         );
       return {
         hosts: x.hosts.map((y) =>
-          y.host === host ? { ...y, state: 'returned', returnedAt: at, returnedBy: by, note: `back (${by})` } : y,
+          y.host === host
+            ? { ...y, state: 'returned', returnedAt: at, returnedBy: by, note: `back (${by})` }
+            : y,
         ),
       };
     });

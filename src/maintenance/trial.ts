@@ -34,7 +34,9 @@ export function whyEvacuationLeaves(s: Server, mayStopKey: string): string | nul
 /** The server as the evacuation treats it: movable, whatever ties it to its host's hardware. */
 function asEvacuated(s: Server): Server {
   const extraSpecs = Object.fromEntries(
-    Object.entries(s.flavor.extraSpecs ?? {}).filter(([k, v]) => nonMigratableReasons({ [k]: v }).length === 0),
+    Object.entries(s.flavor.extraSpecs ?? {}).filter(
+      ([k, v]) => nonMigratableReasons({ [k]: v }).length === 0,
+    ),
   );
   const metadata = { ...(s.metadata ?? {}) };
   delete metadata['aicerine:exclude'];

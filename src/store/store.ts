@@ -11,6 +11,7 @@ import { type CostSampleRepository, createCostSampleRepository } from './cost-sa
 import { createDataHealthRepository, type DataHealthRepository } from './data-health.js';
 import { createExecutionRepository, type ExecutionRepository } from './executions.js';
 import { createJournal, type FenceOf } from './journal.js';
+import { type CampaignRepository, createCampaignRepository } from './maintenance.js';
 import { migrateToLatest } from './migrations.js';
 import { createOwnershipRepository, type OwnershipRepository } from './ownership.js';
 import { createPlanRepository, type PlanRepository } from './plans.js';
@@ -26,7 +27,6 @@ import {
 } from './service-state.js';
 import { createSnapshotRepository, type SnapshotRepository } from './snapshots.js';
 import { createTaskRepository, type TaskRepository } from './tasks.js';
-import { type CampaignRepository, createCampaignRepository } from './maintenance.js';
 
 export interface Store extends ExecutionJournal {
   readonly backend: StoreBackend;
