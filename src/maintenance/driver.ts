@@ -202,7 +202,7 @@ class Driver {
     if (c === undefined || c === null || h === undefined) return;
     switch (h.state) {
       case 'draining':
-        return this.advanceDrain(c, h);
+        return this.advanceDrain(h);
       case 'ready':
         return this.advanceReady(c, h);
       case 'returned':
@@ -214,7 +214,7 @@ class Driver {
     }
   }
 
-  private async advanceDrain(c: Campaign, h: HostProgress): Promise<void> {
+  private async advanceDrain(h: HostProgress): Promise<void> {
     let taskId = h.evacuateTask;
     if (taskId === null) {
       const found = await this.findChild('evacuate-compute', h.host, h.startedAt);
@@ -478,7 +478,7 @@ class Driver {
     }
     const now = await this.deps.campaigns.get(this.id);
     const h = now?.hosts.find((x) => x.host === host);
-    if (now && h) await this.advanceDrain(now, h);
+    if (h) await this.advanceDrain(h);
   }
 }
 

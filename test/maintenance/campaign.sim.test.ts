@@ -340,4 +340,164 @@ describe('rolling maintenance on the simulator', () => {
     const audit = (await r.store.audit.list({ actor: `task:${final.taskId}` }, { limit: 200 })).items;
     expect(audit.filter((a) => a.action === 'task.maintenance.ready')).toHaveLength(12);
   });
+
+  it('takes out fewer hosts than asked when the rest cannot take more, and survives a restart', async () => {
+    // Four hosts of 64 GiB with 40 GiB of servers each: the other three take one host's servers,
+    // two of them cannot take two hosts'.
+    const names = ['c1', 'c2', 'c3', 'c4'];
+    const servers = names.flatMap((h, i) => [1, 2, 3, 4, 5].map((k) => server(10 * i + k, h)));
+    r = await rig(
+      world(
+        names.map((n) => host(n)),
+        servers,
+      ),
+      {},
+    );
+    await r.service.tasks.worker.start();
+    const started = await r.service.tasks.maintenance.start(
+      { aggregate: 'rack', parallel: 3 },
+      'operator:alice',
+    );
+    let maxOut = 0;
+    const notes = new Set<string>();
+    let restarted = false;
+    const final = await operate(
+      started.id,
+      async (h) => {
+        if (!restarted) {
+          // The service stops and starts again while the first host waits for its operator.
+          restarted = true;
+          await r!.restart();
+        }
+        await r!.service.tasks.maintenance.done(h, 'operator:bob');
+      },
+      (c) => {
+        maxOut = Math.max(
+          maxOut,
+          c.hosts.filter((h) => ['draining', 'ready', 'returned'].includes(h.state)).length,
+        );
+        if (c.note) notes.add(c.note);
+      },
+    );
+    expect(restarted).toBe(true);
+    expect(final.state).toBe('DONE');
+    expect(final.hosts.map((h) => h.state)).toEqual(['done', 'done', 'done', 'done']);
+    expect(maxOut).toBe(1);
+    expect(
+      [...notes].some((n) => /^c2 waits: the rest of rack cannot take its servers while c1 is out/.test(n)),
+    ).toBe(true);
+    for (const n of names) expect(r.sim.cloud.requireHost(n).status).toBe('enabled');
+    // The first driver task stopped with its worker and was resumed by the new one.
+    const driver = await r.store.tasks.get(final.taskId!);
+    expect(driver?.state).toBe('DONE');
+    expect(driver?.attempts).toBe(2);
+  });
+
+  it('refuses a campaign before touching anything: unknown names, a host whose servers do not fit, a busy aggregate', async () => {
+    const servers = [server(1, 'c1', 61440), server(2, 'c2', 32768), server(3, 'c3', 32768), server(4, 'c4')];
+    r = await rig(
+      world(
+        ['c1', 'c2', 'c3', 'c4'].map((n) => host(n)).concat([{ ...host('x1'), aggregates: ['other'] }]),
+        servers,
+      ),
+      {},
+    );
+    const m = r.service.tasks.maintenance;
+    await expect(m.start({ aggregate: 'nope' }, 'alice')).rejects.toMatchObject({
+      status: 404,
+      issues: [{ path: 'aggregate', value: 'nope' }],
+    });
+    await expect(m.start({ aggregate: 'rack', hosts: ['c2', 'x1'] }, 'alice')).rejects.toMatchObject({
+      status: 404,
+      issues: [{ path: 'hosts[1]', message: 'not in aggregate rack', value: 'x1' }],
+    });
+    await expect(m.start({ aggregate: 'rack', hosts: ['c2', 'c2'] }, 'alice')).rejects.toMatchObject({
+      status: 400,
+      issues: [{ path: 'hosts[1]', message: 'listed twice' }],
+    });
+    await expect(
+      m.start({ aggregate: 'rack', hosts: ['c2'], validate: true }, 'alice'),
+    ).rejects.toMatchObject({
+      status: 409,
+      issues: [{ path: 'validate' }],
+    });
+    r.sim.cloud.requireHost('c4').down = true;
+    await expect(m.start({ aggregate: 'rack', hosts: ['c4'] }, 'alice')).rejects.toMatchObject({
+      status: 409,
+      issues: [{ path: 'hosts[0]', message: expect.stringContaining('nova-compute is down') }],
+    });
+    r.sim.cloud.requireHost('c4').down = false;
+    // c1's 60 GiB server fits nowhere else (c2 and c3 have 32 GiB free, c4 56 GiB).
+    const err = await m.start({ aggregate: 'rack' }, 'alice').catch((e: unknown) => e);
+    expect(err).toMatchObject({ status: 409 });
+    const issues = (err as { issues: { path: string; message: string; value: unknown }[] }).issues;
+    expect(issues.map((i) => i.value)).toContain('c1');
+    expect(issues.find((i) => i.value === 'c1')?.message).toMatch(
+      /^the rest of rack cannot take its servers: c1 cannot be drained: no host can take vm-1/,
+    );
+    expect((await r.store.maintenance.list()).items).toEqual([]);
+    expect((await r.store.tasks.list()).items).toEqual([]);
+    for (const n of ['c1', 'c2', 'c3', 'c4']) expect(r.sim.cloud.requireHost(n).status).toBe('enabled');
+    // One campaign per aggregate at a time.
+    const first = await m.start({ aggregate: 'rack', hosts: ['c4'] }, 'alice');
+    await expect(m.start({ aggregate: 'rack', hosts: ['c2'] }, 'alice')).rejects.toMatchObject({
+      status: 409,
+      message: expect.stringContaining(`already has an unfinished campaign (${first.id}`),
+    });
+  });
+
+  it('pauses (nothing new starts, a returned host is not re-admitted), resumes, and aborts leaving hosts as they are', async () => {
+    const names = ['c1', 'c2', 'c3'];
+    const servers = names.flatMap((h, i) => [server(10 * i + 1, h), server(10 * i + 2, h)]);
+    r = await rig(
+      world(
+        names.map((n) => host(n)),
+        servers,
+      ),
+      {},
+    );
+    const m = r.service.tasks.maintenance;
+    await r.service.tasks.worker.start();
+    const c = await m.start({ aggregate: 'rack', parallel: 1 }, 'operator:alice');
+    const state = async (h: string) => (await campaign(c.id)).hosts.find((x) => x.host === h)!;
+    await until(async () => (await state('c1')).handedOverAt !== null, 60_000);
+    expect((await state('c1')).state).toBe('ready');
+    await expect(m.done('c2', 'bob')).rejects.toMatchObject({ status: 409 });
+    const paused = await m.pause(c.id, 'operator:alice');
+    expect(paused.state).toBe('PAUSED');
+    expect(paused.note).toMatch(/^paused by operator:alice/);
+    await m.done('c1', 'operator:bob');
+    await expect(m.done('c1', 'operator:bob')).rejects.toMatchObject({ status: 409 });
+    // Several driver passes later: back, but not re-admitted; nothing else taken out.
+    await until(
+      async () => (await state('c1')).note === 'back; re-admission waits for the campaign to resume',
+      30_000,
+    );
+    await new Promise((res) => setTimeout(res, 500));
+    expect((await state('c1')).state).toBe('returned');
+    expect((await state('c2')).state).toBe('pending');
+    expect(r.sim.cloud.requireHost('c1').status).toBe('disabled');
+    expect(r.sim.cloud.requireHost('c2').status).toBe('enabled');
+    await expect(m.pause(c.id, 'alice')).rejects.toMatchObject({ status: 409 });
+
+    const resumed = await m.resume(c.id, 'operator:alice');
+    expect(resumed.state).toBe('RUNNING');
+    await expect(m.resume(c.id, 'alice')).rejects.toMatchObject({ status: 409 });
+    await until(async () => (await state('c1')).state === 'done', 30_000);
+    expect(r.sim.cloud.requireHost('c1').status).toBe('enabled');
+    await until(async () => (await state('c2')).state === 'ready', 60_000);
+
+    await m.abort(c.id, 'operator:alice');
+    await until(async () => (await campaign(c.id)).state === 'ABORTED', 30_000);
+    const ended = await campaign(c.id);
+    expect(ended.hosts.map((h) => h.state)).toEqual(['done', 'aborted', 'pending']);
+    expect(ended.hosts[1]!.note).toMatch(/^aborted while ready: left as it was/);
+    expect(r.sim.cloud.requireHost('c2').status).toBe('disabled');
+    expect(r.sim.cloud.requireHost('c2').disabledReason).toBe(
+      `aicerine maintenance ${c.id} of rack (requested by operator:alice)`,
+    );
+    expect(r.sim.cloud.requireHost('c3').status).toBe('enabled');
+    await expect(m.abort(c.id, 'alice')).rejects.toMatchObject({ status: 409 });
+    await expect(m.done('c2', 'bob')).rejects.toMatchObject({ status: 404 });
+  });
 });
