@@ -63,6 +63,8 @@ export async function startServiceApi(o: ServiceApiOptions): Promise<ServiceApi>
     },
     logger: o.logger ?? createApiLogger(),
     metrics,
+    tasks: o.service.tasks.service,
+    maintenance: o.service.tasks.maintenance,
     ...(o.now ? { now: o.now } : {}),
   });
   const url = await listenApi(app, {

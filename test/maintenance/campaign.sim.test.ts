@@ -4,228 +4,39 @@
 // to fewer hosts than asked; refusals before anything is touched; pause, resume and abort; and a
 // campaign that survives its service's restart.
 
-import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type Server as HttpServer } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { Actuator } from '../../src/cloud/actuator.js';
-import { silentLogger } from '../../src/cloud/log.js';
-import { type CloudSession, openSession } from '../../src/cloud/session.js';
-import { parseServiceConfig } from '../../src/config/load.js';
-import type { Campaign } from '../../src/maintenance/types.js';
-import type { Host, Server, ServerGroup, Snapshot } from '../../src/model/snapshot.js';
-import { AicerineService } from '../../src/service/service.js';
-import { SimClock } from '../../src/sim/clock.js';
-import { simAdminConfig } from '../../src/sim/connect-info.js';
-import { type SimServerHandle, startSimServer } from '../../src/sim/http/server.js';
-import { staticLoadModel } from '../../src/sim/load.js';
-import { SimCloud } from '../../src/sim/model.js';
-import { openStore, type Store } from '../../src/store/store.js';
+import type { ServerGroup } from '../../src/model/snapshot.js';
 import { until } from '../tasks/rig.js';
-import { type PrivateSshd, startSshd } from '../validation/sshd.js';
+import {
+  type Helpers,
+  host,
+  PROJECT,
+  type Rig,
+  campaign as read,
+  rig,
+  operate as run,
+  server,
+  sid,
+  startHelpers,
+  world,
+} from './rig.js';
 
-const SPEED = 100;
-const PROJECT = 'e0000000000000000000000000000001';
-
-function host(name: string, memoryMB = 65536): Host {
-  return {
-    name,
-    availabilityZone: 'nova',
-    aggregates: ['rack'],
-    service: { state: 'up', status: 'enabled', forcedDown: false },
-    inventory: {
-      VCPU: { total: 32, reserved: 0, allocationRatio: 4 },
-      MEMORY_MB: { total: memoryMB, reserved: 0, allocationRatio: 1 },
-      DISK_GB: { total: 4000, reserved: 0, allocationRatio: 1 },
-    },
-    usage: {},
-  };
-}
-
-const sid = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
-function server(n: number, on: string, ramMB = 8192): Server {
-  return {
-    id: sid(n),
-    name: `vm-${n}`,
-    projectId: PROJECT,
-    host: on,
-    status: 'ACTIVE',
-    taskState: null,
-    flavor: { name: `f${ramMB}`, vcpus: 2, ramMB, diskGB: 20 },
-    sharedStorage: true,
-  };
-}
-
-function world(hosts: Host[], servers: Server[], groups: ServerGroup[] = []): Snapshot {
-  return {
-    format: 'aicerine-snapshot/1',
-    takenAt: new Date().toISOString(),
-    source: 'test',
-    hosts,
-    servers,
-    serverGroups: groups,
-  };
-}
-
-let sshd: PrivateSshd;
-let hook: HttpServer;
-let hookUrl: string;
-const events: { host: string; campaign: string; event: string }[] = [];
-
-beforeAll(async () => {
-  sshd = await startSshd();
-  hook = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => {
-      body += c;
-    });
-    req.on('end', () => {
-      events.push(JSON.parse(body));
-      res.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((r) => hook.listen(0, '127.0.0.1', r));
-  const addr = hook.address();
-  hookUrl = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}/ready`;
-});
-
-afterAll(async () => {
-  await sshd?.stop();
-  await new Promise((r) => hook?.close(r));
-});
-
-interface Rig {
-  sim: SimServerHandle;
-  session: CloudSession;
-  store: Store;
-  service: AicerineService;
-  dir: string;
-  restart(): Promise<void>;
-}
+let helpers: Helpers;
 let r: Rig | undefined;
-
-afterEach(async () => {
-  if (!r) return;
-  await r.service.tasks.worker.stop();
-  await r.service.stop();
-  await r.store.close();
-  await r.sim.close();
-  await rm(r.dir, { recursive: true, force: true });
-  r = undefined;
-  events.length = 0;
+beforeAll(async () => {
+  helpers = await startHelpers();
 });
-
-async function rig(snap: Snapshot, maintenance: Record<string, unknown>, validation = false): Promise<Rig> {
-  const cloud = new SimCloud(snap, { clock: new SimClock({ speed: SPEED }), load: staticLoadModel() });
-  const sim = await startSimServer({ cloud, password: 'secret' });
-  const dir = await mkdtemp(join(tmpdir(), 'aic-maint-'));
-  const { config } = await parseServiceConfig(
-    {
-      openstack: { reader: { cloud: 'unused' }, actuator: { cloud: 'unused' } },
-      store: { url: 'sqlite:aicerine.db' },
-      defaults: { mode: 'observe', concurrency: { perSourceHost: 2, perAggregate: 6 } },
-      maintenance: { pollInterval: '5s', ...maintenance },
-      ...(validation
-        ? {
-            tasks: {
-              validation: {
-                image: 'sim-image',
-                flavor: 'canary-size',
-                network: 'none',
-                ssh: {
-                  user: sshd.user,
-                  port: sshd.port,
-                  privateKeyFile: sshd.privateKeyFile,
-                  address: '127.0.0.1',
-                },
-                check: 'echo canary-ok',
-                bootTimeout: '60s',
-                sshTimeout: '5m',
-                checkTimeout: '10m',
-                projectName: 'maint-validation',
-                aggregateName: 'maint-validation',
-                traitName: 'CUSTOM_MAINT_VALIDATION',
-              },
-            },
-          }
-        : {}),
-    },
-    { baseDir: dir },
-  );
-  const session = await openSession({
-    config: simAdminConfig(sim.authUrl, 'secret', 'maintenance test (simulator)'),
-    retry: { maxRetries: 3, initialDelayMs: 10, maxDelayMs: 100 },
-    credential: { kind: 'tasks', label: 'tasks (test)', restricted: false },
-  });
-  if (validation)
-    await session.nova.client.request({
-      method: 'POST',
-      path: '/flavors',
-      headers: await session.nova.headers(),
-      body: { flavor: { name: 'canary-size', vcpus: 1, ram: 512, disk: 1 } },
-    });
-  const store = await openStore({ kind: 'sqlite', path: join(dir, 'aicerine.db') });
-  const actuator = await Actuator.open({ config: session.config, credential: { label: 'actuator (test)' } });
-  const make = () =>
-    new AicerineService({
-      config,
-      store,
-      reader: session,
-      actuator,
-      tasksSession: session,
-      clock: {
-        now: () => cloud.clock.nowMs(),
-        sleep: (ms) => new Promise((res) => setTimeout(res, Math.max(0, ms / SPEED))),
-      },
-      logger: silentLogger,
-      recorder: { historyDays: 1 },
-      tasks: { worker: { pollMs: 30, heartbeatMs: 50, maxRunning: 8 } },
-    });
-  const rigged: Rig = {
-    sim,
-    session,
-    store,
-    service: make(),
-    dir,
-    async restart() {
-      await rigged.service.tasks.worker.stop();
-      await rigged.service.stop();
-      rigged.service = make();
-      await rigged.service.tasks.worker.start();
-    },
-  };
-  return rigged;
-}
-
-async function campaign(id: string): Promise<Campaign> {
-  const c = await r!.store.maintenance.get(id);
-  if (c === null) throw new Error(`no campaign ${id}`);
-  return c;
-}
-
-/** Polls the campaign until it ends, acting as the operator on every host handed over. */
-async function operate(
-  id: string,
-  onReady: (host: string, c: Campaign) => Promise<void> | void,
-  watch: (c: Campaign) => void = () => {},
-  ms = 120_000,
-): Promise<Campaign> {
-  const handled = new Set<string>();
-  let last: Campaign | null = null;
-  await until(async () => {
-    const c = await campaign(id);
-    last = c;
-    watch(c);
-    for (const h of c.hosts)
-      if (h.state === 'ready' && h.handedOverAt !== null && !handled.has(h.host)) {
-        handled.add(h.host);
-        await onReady(h.host, c);
-      }
-    return c.state === 'DONE' || c.state === 'ABORTED';
-  }, ms);
-  return last!;
-}
+afterAll(async () => {
+  await helpers?.close();
+});
+afterEach(async () => {
+  await r?.close();
+  r = undefined;
+  helpers.events.length = 0;
+});
+const campaign = (id: string) => read(r!, id);
+const operate = (...args: Parameters<typeof run> extends [unknown, ...infer T] ? T : never) =>
+  run(r!, ...args);
 
 describe('rolling maintenance on the simulator', () => {
   it('takes a 12-host aggregate through maintenance three at a time; a host failing validation stays disabled', async () => {
@@ -247,9 +58,9 @@ describe('rolling maintenance on the simulator', () => {
       ),
       {
         returnWhen: 'service-restart',
-        webhook: hookUrl,
+        webhook: helpers.hookUrl,
       },
-      true,
+      helpers.sshd,
     );
     await r.service.tasks.worker.start();
     const started = await r.service.tasks.maintenance.start(
@@ -328,10 +139,10 @@ describe('rolling maintenance on the simulator', () => {
     for (const s of servers) expect(cloud.requireServer(s.id).status).toBe('ACTIVE');
     expect(new Set(group.members.map((m) => cloud.requireServer(m).host)).size).toBe(3);
     // The hand-over: one webhook event per host.
-    expect(events.map((e) => e.host).sort()).toEqual(names);
-    expect(events.every((e) => e.event === 'aicerine.maintenance.ready' && e.campaign === started.id)).toBe(
-      true,
-    );
+    expect(helpers.events.map((e) => e.host).sort()).toEqual(names);
+    expect(
+      helpers.events.every((e) => e.event === 'aicerine.maintenance.ready' && e.campaign === started.id),
+    ).toBe(true);
     // The driver task ended with the campaign; the child tasks were asked by the campaign.
     const driver = await r.store.tasks.get(final.taskId!);
     expect(driver?.state).toBe('DONE');
