@@ -4,8 +4,10 @@
 
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ZodApp } from '../../src/api/context.js';
-import { buildApi } from '../../src/api/server.js';
+import { buildApi, listenApi } from '../../src/api/server.js';
+import { register } from '../../src/cli/commands/maintenance.js';
 import { parseServiceConfig } from '../../src/config/load.js';
+import { runCommand } from '../fixtures/cli.js';
 import { until } from '../tasks/rig.js';
 import { host, type Rig, rig, server, world } from './rig.js';
 
@@ -119,5 +121,50 @@ describe('the maintenance API', () => {
       'maintenance.resume',
       'maintenance.abort',
     ]);
+  });
+
+  it('the CLI: start, status, pause, done, resume, abort, with the campaign found without its id', async () => {
+    const a = await api();
+    const url = await listenApi(a, { host: '127.0.0.1', port: 0, noAuth: true });
+    const cli = (...args: string[]) =>
+      runCommand([register], ['maintenance', ...args, '--api', url, '--no-auth']);
+
+    await expect(cli('pause')).rejects.toThrow(/^no unfinished maintenance campaign; name one by its id/);
+    await expect(cli('start', '--aggregate', 'rack', '--parallel', '0')).rejects.toThrow(/--parallel/);
+    let out = await cli(
+      'start',
+      '--aggregate',
+      'rack',
+      '--hosts',
+      'c3,c1',
+      '--parallel',
+      '2',
+      '--return-when',
+      'done',
+    );
+    expect(out.out).toMatch(/^campaign (\d+) started on rack: 2 host\(s\), 2 at a time/);
+    const id = /^campaign (\d+)/.exec(out.out)![1]!;
+    const c = await r!.store.maintenance.get(id);
+    expect(c?.settings).toMatchObject({ parallel: 2, validate: false, returnWhen: 'done' });
+    await r!.service.tasks.worker.start();
+    await until(
+      async () => (await r!.store.maintenance.get(id))!.hosts.every((h) => h.state === 'ready'),
+      60_000,
+    );
+
+    out = await cli('status');
+    expect(out.out).toContain(`campaign ${id}: aggregate rack, RUNNING`);
+    expect(out.out).toMatch(/\nc3 +ready +\d+ live, 0 cold/);
+    expect(out.out).toContain('waiting for `aicerine maintenance done c1`');
+    expect((await cli('pause')).out).toBe(`campaign ${id}: PAUSED\n`);
+    expect((await cli('done', 'c3')).out).toBe(`c3 is back (campaign ${id}): it is re-admitted\n`);
+    expect((await cli('resume', id)).out).toBe(`campaign ${id}: RUNNING\n`);
+    await until(async () => (await r!.store.maintenance.get(id))!.hosts[0]!.state === 'done', 30_000);
+    expect((await cli('abort', '--aggregate', 'rack')).out).toMatch(/aborting/);
+    await until(async () => (await r!.store.maintenance.get(id))!.state === 'ABORTED', 30_000);
+    const listed = await cli('list');
+    expect(listed.out).toMatch(new RegExp(`\\n${id} +rack +ABORTED +1 done, 1 aborted`));
+    const json = JSON.parse((await cli('status', id, '--json')).out);
+    expect(json.hosts.map((h: { state: string }) => h.state)).toEqual(['done', 'aborted']);
   });
 });
