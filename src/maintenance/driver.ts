@@ -82,6 +82,11 @@ class Driver {
   private readonly id: string;
   private readonly actor: string;
   private lastError: string | null = null;
+  /**
+   * The hosts' states when the next host last had to wait for capacity: until one of them
+   * changes, the answer is the same, and the cloud is not recorded again for it.
+   */
+  private waitedAt: { key: string; note: string } | null = null;
 
   constructor(
     private readonly deps: MaintainDeps,
@@ -418,7 +423,10 @@ class Driver {
     const out = c.hosts.filter((h) => isInFlight(h.state)).map((h) => h.host);
     const pending = c.hosts.filter((h) => h.state === 'pending');
     let waitNote: string | null = null;
-    if (pending.length > 0 && out.length < c.settings.parallel) {
+    const key = JSON.stringify(c.hosts.map((h) => h.state));
+    if (this.waitedAt?.key === key) waitNote = this.waitedAt.note;
+    else if (pending.length > 0 && out.length < c.settings.parallel) {
+      this.waitedAt = null;
       const snapshot = await (this.deps.snapshot ?? recordThroughReader)(this.ctx);
       const policy = aggregateConfig(this.ctx.config, c.aggregate).policy;
       const mayStop = this.ctx.config.tasks.evacuate.mayStopMetadataKey;
@@ -430,6 +438,7 @@ class Driver {
         if (refusal !== null && out.length > 0) {
           // Not now: it may fit once the hosts out now are back.
           waitNote = `${h.host} waits: the rest of ${c.aggregate} cannot take its servers while ${out.join(', ')} ${out.length === 1 ? 'is' : 'are'} out (${refusal})`;
+          this.waitedAt = { key, note: waitNote };
           break;
         }
         if (refusal !== null) {
