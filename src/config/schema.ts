@@ -471,7 +471,7 @@ export const serviceSchema = mapping({
         'run validate-compute on a host before re-admitting it (needs tasks.validation); `--validate` / `--no-validate` override it',
       ),
     returnWhen: z
-      .enum(['done', 'service-restart'], { error: 'expected done or service-restart' })
+      .enum(['done', 'service-restart'])
       .optional()
       .describe(
         'how a handed-over host counts as back: done (`aicerine maintenance done HOST`) or service-restart (nova-compute goes down, then up); `maintenance done` always works',
