@@ -13,6 +13,8 @@ export const WEB_PAGES = [
   '/ratios',
   '/shadow-reports',
   '/what-if',
+  '/maintenance',
+  '/maintenance/:id',
   '/login',
 ] as const;
 

@@ -104,7 +104,7 @@ export interface Rig {
 }
 
 /** The product with the API in Keystone mode (auth: true) or the demo's loopback no-auth mode. */
-export async function startRig(opts: { auth: boolean }): Promise<Rig> {
+export async function startRig(opts: { auth: boolean; taskPollMs?: number }): Promise<Rig> {
   const cloud = new SimCloud(world(), { clock: new SimClock({ speed: SPEED }), load: staticLoadModel() });
   const sim = await startSimServer({ cloud, password: PASSWORD });
   const dir = await mkdtemp(join(tmpdir(), 'aic-web-'));
@@ -139,6 +139,9 @@ export async function startRig(opts: { auth: boolean }): Promise<Rig> {
     },
     logger: silentLogger,
     recorder: { historyDays: 1 },
+    ...(opts.taskPollMs !== undefined
+      ? { tasks: { worker: { pollMs: opts.taskPollMs, heartbeatMs: opts.taskPollMs } } }
+      : {}),
   });
   const api = await startServiceApi({
     service,

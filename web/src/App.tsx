@@ -5,6 +5,7 @@ import { ActionButton } from './actions.js';
 import { ApiFailure, get, storedToken, storeToken, whenUnauthorized } from './api.js';
 import { Failure, Loading } from './pages/common.js';
 import { Executions } from './pages/Executions.js';
+import { Maintenance } from './pages/Maintenance.js';
 import { Overview } from './pages/Overview.js';
 import { PlanDetail, PlanList } from './pages/Plans.js';
 import { Quarantine } from './pages/Quarantine.js';
@@ -73,6 +74,7 @@ const NAV: [string, string][] = [
   ['/ratios', 'Ratios'],
   ['/shadow-reports', 'Shadow reports'],
   ['/what-if', 'What-if'],
+  ['/maintenance', 'Maintenance'],
 ];
 
 function Shell(props: { who: WhoAmI; onLogout: () => void }) {
@@ -145,6 +147,10 @@ function Page(props: { route: Route | null }) {
       return <ShadowReports />;
     case '/what-if':
       return <WhatIf />;
+    case '/maintenance':
+      return <Maintenance />;
+    case '/maintenance/:id':
+      return <Maintenance id={r.params.id ?? ''} />;
   }
 }
 
