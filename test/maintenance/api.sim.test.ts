@@ -89,13 +89,17 @@ describe('the maintenance API', () => {
     res = await post('/v1/maintenance', { aggregate: 'rack', hosts: ['c3'] });
     expect(res.statusCode).toBe(409);
 
+    expect(c.driver).toMatchObject({ state: 'SCHEDULED' });
     await r!.service.tasks.worker.start();
     const show = async () => (await a.inject({ method: 'GET', url: `/v1/maintenance/${c.id}` })).json();
     await until(async () => (await show()).hosts[0].state === 'ready', 60_000);
     expect((await show()).hosts[0].note).toBe(
       'ready for maintenance: waiting for `aicerine maintenance done c2`',
     );
-    expect((await post(`/v1/maintenance/${c.id}/pause`)).json()).toMatchObject({ state: 'PAUSED' });
+    expect((await post(`/v1/maintenance/${c.id}/pause`)).json()).toMatchObject({
+      state: 'PAUSED',
+      driver: { state: 'RUNNING' },
+    });
     expect((await post(`/v1/maintenance/${c.id}/pause`)).statusCode).toBe(409);
     expect((await post('/v1/maintenance/hosts/c1/done')).statusCode).toBe(409);
     expect((await post('/v1/maintenance/hosts/c3/done')).statusCode).toBe(404);

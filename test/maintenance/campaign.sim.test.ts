@@ -298,6 +298,14 @@ describe('rolling maintenance on the simulator', () => {
     expect(r.sim.cloud.requireHost('c1').status).toBe('enabled');
     await until(async () => (await state('c2')).state === 'ready', 60_000);
 
+    // Its driver task cancelled by hand: the campaign stands still until resumed with a new one.
+    const first = (await campaign(c.id)).taskId!;
+    await r.service.tasks.service.cancel(first, 'operator:alice');
+    await until(async () => (await r!.store.tasks.get(first))!.state === 'ERROR', 30_000);
+    const revived = await m.resume(c.id, 'operator:alice');
+    expect(revived.taskId).not.toBe(first);
+    await expect(m.resume(c.id, 'alice')).rejects.toMatchObject({ status: 409 });
+
     await m.abort(c.id, 'operator:alice');
     await until(async () => (await campaign(c.id)).state === 'ABORTED', 30_000);
     const ended = await campaign(c.id);

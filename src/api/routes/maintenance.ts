@@ -5,7 +5,7 @@ import { z } from 'zod';
 import type { MaintenanceService } from '../../maintenance/service.js';
 import { CAMPAIGN_STATES, type Campaign, HOST_STATES, RETURN_WHEN } from '../../maintenance/types.js';
 import { TaskTableUnavailableError } from '../../tasks/service.js';
-import { TaskRequestError } from '../../tasks/types.js';
+import { TASK_STATES, TaskRequestError } from '../../tasks/types.js';
 import { type ApiContext, actorOf, type ZodApp } from '../context.js';
 import { ApiError, notFound } from '../errors.js';
 import { errorBody, idPageQuery, numericId } from '../schemas.js';
@@ -51,6 +51,16 @@ export const campaignView = z
     hosts: z.array(hostView),
     note: z.string().nullable().describe('why no further host starts now, or the last transient error'),
     taskId: z.string().nullable().describe('the maintain-aggregate task driving it'),
+    driver: z
+      .object({
+        state: z.enum(TASK_STATES),
+        waitingReason: z.string().nullable(),
+        error: z.string().nullable(),
+      })
+      .nullable()
+      .describe(
+        "the driver task's state (an unfinished campaign whose driver ended needs `resume`); null when it is gone",
+      ),
     abortRequested: z.boolean(),
     updatedAt: z.string(),
     endedAt: z.string().nullable(),
@@ -77,9 +87,16 @@ const listQuery = z.strictObject({
 const idParams = z.strictObject({ id: numericId });
 const hostParams = z.strictObject({ host: hostName });
 
-function view(c: Campaign): z.infer<typeof campaignView> {
+type CampaignOut = z.infer<typeof campaignView>;
+
+/** The stored campaign with its driver task's state, as the API shows it. */
+async function view(ctx: ApiContext, c: Campaign): Promise<CampaignOut> {
   const { version: _v, ...rest } = c;
-  return rest;
+  const t = c.taskId === null || ctx.tasks === undefined ? null : await ctx.tasks.get(c.taskId);
+  return {
+    ...rest,
+    driver: t === null ? null : { state: t.state, waitingReason: t.waitingReason, error: t.error },
+  };
 }
 
 function maintenanceOf(ctx: ApiContext): MaintenanceService {
@@ -141,7 +158,7 @@ export function registerMaintenance(app: ZodApp, ctx: ApiContext): void {
         },
         { ...(q.limit !== undefined ? { limit: q.limit } : {}), cursor: q.cursor ?? null },
       );
-      return { items: page.items.map(view), nextCursor: page.nextCursor };
+      return { items: await Promise.all(page.items.map((c) => view(ctx, c))), nextCursor: page.nextCursor };
     },
   );
 
@@ -179,7 +196,7 @@ export function registerMaintenance(app: ZodApp, ctx: ApiContext): void {
         returnWhen: c.settings.returnWhen,
       });
       reply.code(201);
-      return view(c);
+      return view(ctx, c);
     },
   );
 
@@ -197,7 +214,7 @@ export function registerMaintenance(app: ZodApp, ctx: ApiContext): void {
     async (req) => {
       const c = await maintenanceOf(ctx).get(req.params.id);
       if (c === null) throw notFound(`maintenance campaign ${req.params.id}`, 'params.id', req.params.id);
-      return view(c);
+      return view(ctx, c);
     },
   );
 
@@ -222,7 +239,7 @@ export function registerMaintenance(app: ZodApp, ctx: ApiContext): void {
         const m = maintenanceOf(ctx);
         const c = await m[verb](req.params.id, who.actor).catch(refused);
         await audit(who, `maintenance.${verb}`, `maintenance:${c.id}`, { state: c.state });
-        return view(c);
+        return view(ctx, c);
       },
     );
   }
@@ -242,7 +259,7 @@ export function registerMaintenance(app: ZodApp, ctx: ApiContext): void {
       const who = actorOf(req);
       const c = await maintenanceOf(ctx).done(req.params.host, who.actor).catch(refused);
       await audit(who, 'maintenance.done', `host:${req.params.host}`, { campaign: c.id });
-      return view(c);
+      return view(ctx, c);
     },
   );
 }

@@ -38,6 +38,7 @@ interface CampaignView {
   hosts: HostView[];
   note: string | null;
   taskId: string | null;
+  driver: { state: string; waitingReason: string | null; error: string | null } | null;
   abortRequested: boolean;
   endedAt: string | null;
 }
@@ -65,6 +66,13 @@ export function describeCampaign(c: CampaignView): string {
     `  hosts:     ${counts(c)}`,
   ];
   if (c.note) head.push(`  note:      ${c.note}`);
+  const open = c.state === 'RUNNING' || c.state === 'PAUSED';
+  if (open && (c.driver === null || c.driver.state === 'DONE' || c.driver.state === 'ERROR'))
+    head.push(
+      `  driver:    task ${c.taskId ?? '-'} ${c.driver === null ? 'is gone' : `ended ${c.driver.state}${c.driver.error ? ` (${c.driver.error})` : ''}`}: nothing moves until \`aicerine maintenance resume ${c.id}\``,
+    );
+  else if (open && c.driver?.state === 'WAITING')
+    head.push(`  driver:    waiting: ${c.driver.waitingReason ?? ''}`);
   const table = formatTable(
     ['HOST', 'STATE', 'MOVED', 'DRAIN', 'HANDED OVER', 'AWAY', 'RE-ADMIT', 'NOTE'],
     c.hosts.map((h) => [

@@ -217,6 +217,15 @@ function CampaignDetail(props: { id: string }) {
         {m.endedAt ? `; ended ${time(m.endedAt)}` : ''}. <Link to="/maintenance">All campaigns</Link>
       </p>
       {m.note && <p className="muted">{m.note}</p>}
+      {open && (m.driver === null || m.driver.state === 'DONE' || m.driver.state === 'ERROR') && (
+        <p role="alert" className="error">
+          Its driver task {m.taskId ?? ''}{' '}
+          {m.driver === null
+            ? 'is gone'
+            : `ended ${m.driver.state}${m.driver.error ? ` (${m.driver.error})` : ''}`}
+          : nothing moves until it is resumed.
+        </p>
+      )}
       <table>
         <thead>
           <tr>
