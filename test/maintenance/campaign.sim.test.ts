@@ -319,4 +319,50 @@ describe('rolling maintenance on the simulator', () => {
     await expect(m.abort(c.id, 'alice')).rejects.toMatchObject({ status: 409 });
     await expect(m.done('c2', 'bob')).rejects.toMatchObject({ status: 404 });
   });
+
+  it('keeps a host with a server that cannot move disabled and not handed over, and goes on', async () => {
+    const tied = {
+      ...server(1, 'c1'),
+      flavor: {
+        name: 'pinned',
+        vcpus: 2,
+        ramMB: 8192,
+        diskGB: 20,
+        extraSpecs: { 'hw:cpu_policy': 'dedicated' },
+      },
+    };
+    r = await rig(
+      world(
+        ['c1', 'c2', 'c3'].map((n) => host(n)),
+        [tied, server(2, 'c1'), server(3, 'c2')],
+      ),
+      {
+        webhook: helpers.hookUrl,
+      },
+    );
+    await r.service.tasks.worker.start();
+    const started = await r.service.tasks.maintenance.start(
+      { aggregate: 'rack', hosts: ['c1', 'c2'] },
+      'operator:alice',
+    );
+    const final = await operate(started.id, (h) =>
+      r!.service.tasks.maintenance.done(h, 'operator:bob').then(() => {}),
+    );
+    expect(final.state).toBe('DONE');
+    const [c1, c2] = final.hosts;
+    expect(c1).toMatchObject({
+      host: 'c1',
+      state: 'not-drained',
+      handedOverAt: null,
+      moved: { live: 1, cold: 0 },
+    });
+    expect(c1!.cannotMove).toEqual([
+      { server: sid(1), name: 'vm-1', why: expect.stringContaining('may not be stopped') },
+    ]);
+    expect(c1!.note).toMatch(/^1 server\(s\) cannot move \(vm-1: cannot live-migrate/);
+    expect(c2).toMatchObject({ host: 'c2', state: 'done' });
+    expect(r.sim.cloud.requireHost('c1').status).toBe('disabled');
+    expect(r.sim.cloud.requireServer(sid(1)).host).toBe('c1');
+    expect(helpers.events.map((e) => e.host)).toEqual(['c2']);
+  });
 });
