@@ -1,7 +1,9 @@
 // Rolling maintenance on the real lab (docs/maintenance.md): a two-host round over compute3 and
 // compute4 in an aggregate of this test's own with compute1 and compute2, one host at a time. The
 // servers this test boots on compute3 and compute4 are drained live and cold (a stopped one), each
-// host is handed over (a command records it), the operator says done, the host is re-admitted.
+// host is handed over (a command records it), the operator says done, and the host is validated
+// (a canary booted onto it while still disabled; a local sshd stands in for the guest, as in
+// validate-compute.test.ts) and re-admitted.
 // compute5 and compute6 belong to other suites. Everything created has the prefix `maint-`;
 // compute3 and compute4 are enabled again after the test whatever happened.
 
@@ -18,6 +20,7 @@ import { systemClock } from '../../src/executor/ports.js';
 import type { Campaign } from '../../src/maintenance/types.js';
 import { AicerineService } from '../../src/service/service.js';
 import { openStore, type Store } from '../../src/store/store.js';
+import { type PrivateSshd, startSshd } from '../validation/sshd.js';
 import { adminSession, bootServers, cleanupLab, createAggregate, labEnv, waitFor } from './lab.js';
 
 const PREFIX = 'maint-';
@@ -29,6 +32,7 @@ let admin: CloudSession;
 let dir: string;
 let store: Store | undefined;
 let service: AicerineService | undefined;
+let sshd: PrivateSshd | undefined;
 
 async function enableHosts(): Promise<void> {
   for (const host of HOSTS) {
@@ -43,9 +47,11 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'aic-lab-maint-'));
   await cleanupLab(admin, PREFIX);
   await enableHosts();
+  sshd = await startSshd();
 });
 
 afterAll(async () => {
+  await sshd?.stop();
   await service?.tasks.worker.stop();
   await service?.stop();
   await store?.close();
@@ -55,7 +61,7 @@ afterAll(async () => {
 });
 
 describe('rolling maintenance on the lab', () => {
-  it('takes compute3, then compute4, out, hands each over, and re-admits it when the operator says done', async () => {
+  it('takes compute3, then compute4, out, hands each over, and validates and re-admits it when the operator says done', async () => {
     const aggregate = unique('agg');
     await createAggregate(admin, aggregate, [...OTHERS, ...HOSTS]);
     const servers = await bootServers(admin, [
@@ -84,6 +90,26 @@ describe('rolling maintenance on the lab', () => {
           pollInterval: '1s',
           command: ['/bin/sh', '-c', `echo "$AICERINE_CAMPAIGN $AICERINE_HOST" >> ${handedOver}`],
         },
+        tasks: {
+          validation: {
+            image: 'lab-image',
+            flavor: 'm1.tiny',
+            network: 'none',
+            ssh: {
+              user: sshd!.user,
+              port: sshd!.port,
+              privateKeyFile: sshd!.privateKeyFile,
+              address: '127.0.0.1',
+            },
+            check: 'echo canary-ok',
+            bootTimeout: '90s',
+            sshTimeout: '10s',
+            checkTimeout: '20s',
+            projectName: 'maint-validation',
+            aggregateName: 'maint-validation',
+            traitName: 'CUSTOM_MAINT_VALIDATION',
+          },
+        },
       },
       { baseDir: dir },
     );
@@ -99,7 +125,7 @@ describe('rolling maintenance on the lab', () => {
       tasks: { worker: { pollMs: 500, heartbeatMs: 2000 } },
     });
     const m = service.tasks.maintenance;
-    const started = await m.start({ aggregate, hosts: HOSTS, parallel: 1 }, 'operator:lab');
+    const started = await m.start({ aggregate, hosts: HOSTS, parallel: 1, validate: true }, 'operator:lab');
     await service.tasks.worker.start();
 
     let maxOut = 0;
@@ -135,6 +161,10 @@ describe('rolling maintenance on the lab', () => {
       ['compute3', 'done'],
       ['compute4', 'done'],
     ]);
+    for (const h of final.hosts) {
+      expect(h.note).toMatch(/^passed validation \(task \d+\) and re-admitted/);
+      expect(h.validateTask).not.toBeNull();
+    }
     expect(final.hosts[0]!.moved).toEqual({ live: 1, cold: 1 });
     expect(final.hosts[1]!.moved).toEqual({ live: 1, cold: 0 });
     // compute4 was taken out only once compute3 was back.
@@ -154,5 +184,13 @@ describe('rolling maintenance on the lab', () => {
       HOSTS.map((h) => `${started.id} ${h}`),
     );
     expect(final.hosts.every((h) => h.handover.command?.startsWith('exit 0'))).toBe(true);
+    // The validations' batch clean-ups end too (nothing of them is left in the lab).
+    await waitFor(
+      'every task to end',
+      async () => ((await store!.tasks.unfinished()).length === 0 ? true : undefined),
+      180_000,
+    );
+    const cleanups = (await store.tasks.list({ kind: 'validate-compute-cleanup' })).items;
+    expect(cleanups.map((t) => t.state)).toEqual(['DONE', 'DONE']);
   });
 });
