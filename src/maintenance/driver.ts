@@ -61,6 +61,7 @@ export function maintainAggregateHandler(deps: MaintainDeps): TaskHandler<Mainta
     kind: MAINTAIN_KIND,
     description: 'drive a rolling-maintenance campaign (created by `aicerine maintenance start`)',
     internal: true,
+    coordinator: true,
     parse(raw) {
       const r = raw as Record<string, unknown> | null;
       if (

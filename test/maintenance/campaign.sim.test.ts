@@ -365,4 +365,23 @@ describe('rolling maintenance on the simulator', () => {
     expect(r.sim.cloud.requireServer(sid(1)).host).toBe('c1');
     expect(helpers.events.map((e) => e.host)).toEqual(['c2']);
   });
+
+  it('runs two campaigns on a worker that runs one task at a time: drivers take no slot', async () => {
+    const row = (n: string) => ({ ...host(n), aggregates: ['row'] });
+    r = await rig(
+      world([host('a1'), host('a2'), row('b1'), row('b2')], [server(1, 'a1'), server(2, 'b1')]),
+      {},
+      null,
+      { maxRunning: 1 },
+    );
+    await r.service.tasks.worker.start();
+    const m = r.service.tasks.maintenance;
+    const one = await m.start({ aggregate: 'rack', hosts: ['a1'] }, 'operator:alice');
+    const two = await m.start({ aggregate: 'row', hosts: ['b1'] }, 'operator:alice');
+    const back = async (c: string) => {
+      const done = await operate(c, (h) => m.done(h, 'operator:bob').then(() => {}));
+      return done.hosts.map((h) => h.state);
+    };
+    expect(await Promise.all([back(one.id), back(two.id)])).toEqual([['done'], ['done']]);
+  });
 });

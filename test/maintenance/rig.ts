@@ -115,6 +115,7 @@ export async function rig(
   snap: Snapshot,
   maintenance: Record<string, unknown>,
   sshd: PrivateSshd | null = null,
+  worker: { maxRunning?: number } = {},
 ): Promise<Rig> {
   const cloud = new SimCloud(snap, { clock: new SimClock({ speed: SPEED }), load: staticLoadModel() });
   const sim = await startSimServer({ cloud, password: 'secret' });
@@ -179,7 +180,7 @@ export async function rig(
       },
       logger: silentLogger,
       recorder: { historyDays: 1 },
-      tasks: { worker: { pollMs: 30, heartbeatMs: 50, maxRunning: 8 } },
+      tasks: { worker: { pollMs: 30, heartbeatMs: 50, ...worker } },
     });
   const rigged: Rig = {
     sim,
