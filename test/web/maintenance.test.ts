@@ -3,7 +3,7 @@
 // a host handed over is said back, resumed and finished, without a reload.
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ensureWebBuild, launchBrowser, NO_BROWSER, type Rig, startRig, watchPage } from './rig.js';
+import { ensureWebBuild, launchBrowser, NO_BROWSER, PASSWORD, type Rig, startRig, watchPage } from './rig.js';
 
 if (NO_BROWSER !== null) console.warn(`maintenance page tests skipped: ${NO_BROWSER}`);
 
@@ -86,5 +86,43 @@ describe.skipIf(NO_BROWSER !== null)('the Maintenance page in headless Chromium'
       .poll(() => page.locator('tr[data-campaign]').first().textContent(), { timeout: WAIT })
       .toContain('2 done');
     expect(await page.evaluate(() => (window as unknown as { marker?: number }).marker)).toBe(7);
+  }, 240_000);
+
+  it('with Keystone: a reader sees the campaign and no button; an operator gets them', async () => {
+    rig = await startRig({ auth: true, taskPollMs: 100 });
+    const c = await rig.service.tasks.maintenance.start(
+      { aggregate: 'silver', hosts: ['s1'] },
+      'operator:admin',
+    );
+    await rig.service.tasks.maintenance.pause(c.id, 'operator:admin');
+    page = await browser.newPage();
+    seen = watchPage(page);
+    page.setDefaultTimeout(WAIT);
+    await page.goto(`${rig.url}/maintenance/${c.id}`);
+    const login = page.getByRole('form', { name: 'log in' });
+    const logIn = async (username: string, project: string) => {
+      await login.waitFor();
+      await page.getByLabel('User name', { exact: true }).fill(username);
+      await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
+      await page.getByLabel('Project', { exact: true }).fill(project);
+      await page.getByRole('button', { name: 'Log in' }).click();
+    };
+    await logIn('demo', 'demo');
+    await expect
+      .poll(() => page.getByTestId('campaign-state').textContent(), { timeout: WAIT })
+      .toBe('PAUSED');
+    expect(await page.locator('tr[data-host="s1"]').textContent()).toContain('pending');
+    expect(await page.getByRole('button', { name: 'Resume', exact: true }).count()).toBe(0);
+    expect(await page.getByRole('button', { name: 'Abort', exact: true }).count()).toBe(0);
+    await page.getByRole('link', { name: 'All campaigns' }).click();
+    await page.locator('tr[data-campaign]').first().waitFor();
+    expect(await page.getByRole('button', { name: 'Start', exact: true }).count()).toBe(0);
+
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await logIn('admin', 'admin');
+    await page.getByRole('button', { name: 'Start', exact: true }).waitFor();
+    await page.locator(`tr[data-campaign="${c.id}"] a`).click();
+    await page.getByRole('button', { name: 'Resume', exact: true }).waitFor();
+    expect(await page.getByRole('button', { name: 'Abort', exact: true }).count()).toBe(1);
   }, 240_000);
 });
