@@ -226,6 +226,8 @@ class Driver {
       const found = await this.findChild('evacuate-compute', h.host, h.startedAt);
       if (found !== null) taskId = found.id;
       else {
+        // Here rather than when it was taken out: a run that failed in between disables it now.
+        await this.disable(h.host);
         try {
           const [t] = await this.deps.tasks().create('evacuate-compute', { host: h.host }, this.actor);
           taskId = t?.id ?? null;
@@ -450,7 +452,7 @@ class Driver {
           await this.host(h.host, () => ({ state: 'refused', endedAt: this.now(), note: refusal }));
           continue;
         }
-        await this.takeOut(c, h.host);
+        await this.takeOut(h.host);
         out.push(h.host);
       }
     }
@@ -475,20 +477,24 @@ class Driver {
     }
   }
 
-  private async takeOut(c: Campaign, host: string): Promise<void> {
+  private async takeOut(host: string): Promise<void> {
     const at = this.now();
     await this.host(host, (p) =>
       p.state === 'pending' ? { state: 'draining', startedAt: at, note: 'disabling' } : null,
     );
-    const svc = await this.service(host);
-    if (svc !== null && svc.status === 'enabled') {
-      const reason = maintenanceReason(c);
-      await requireActuator(this.ctx, MAINTAIN_KIND).setServiceStatus(svc.id, 'disabled', reason);
-      await this.ctx.audit.record('maintenance.disabled', `host:${host}`, { campaign: c.id, reason });
-    }
     const now = await this.deps.campaigns.get(this.id);
     const h = now?.hosts.find((x) => x.host === host);
     if (h) await this.advanceDrain(h);
+  }
+
+  /** Disables the host with the campaign's reason, unless it is disabled already. */
+  private async disable(host: string): Promise<void> {
+    const c = await this.deps.campaigns.get(this.id);
+    const svc = await this.service(host);
+    if (c === null || svc === null || svc.status !== 'enabled') return;
+    const reason = maintenanceReason(c);
+    await requireActuator(this.ctx, MAINTAIN_KIND).setServiceStatus(svc.id, 'disabled', reason);
+    await this.ctx.audit.record('maintenance.disabled', `host:${host}`, { campaign: c.id, reason });
   }
 }
 

@@ -135,6 +135,12 @@ describe('the maintenance API', () => {
 
     await expect(cli('pause')).rejects.toThrow(/^no unfinished maintenance campaign; name one by its id/);
     await expect(cli('start', '--aggregate', 'rack', '--parallel', '0')).rejects.toThrow(/--parallel/);
+    await expect(cli('start', '--aggregate', 'rack', '--validate')).rejects.toThrow(
+      /validate: validate-compute is not configured/,
+    );
+    await expect(cli('start', '--aggregate', 'rack', '--return-when', 'reboot')).rejects.toThrow(
+      /--return-when: expected done or service-restart, got "reboot"/,
+    );
     let out = await cli(
       'start',
       '--aggregate',
