@@ -2,6 +2,7 @@
 // clock, and who is calling.
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import type { ServiceConfig } from '../config/types.js';
+import type { MaintenanceService } from '../maintenance/service.js';
 import type { Store } from '../store/store.js';
 import type { TaskService } from '../tasks/service.js';
 import type { ServiceControl } from './control.js';
@@ -25,6 +26,8 @@ export interface ApiContext {
   snapshotDir: string;
   /** Operator tasks, when the service runs in this process (absent: /v1/tasks answers 503). */
   tasks?: TaskService;
+  /** Maintenance campaigns, when the service runs in this process (absent: /v1/maintenance answers 503). */
+  maintenance?: MaintenanceService;
 }
 
 declare module 'fastify' {

@@ -20,6 +20,8 @@ export const API_ACTIONS = [
   'task.create',
   'task.cancel',
   'task.clean',
+  'maintenance.start',
+  'maintenance.control',
 ] as const;
 export type ApiAction = (typeof API_ACTIONS)[number];
 
@@ -49,6 +51,8 @@ export const DEFAULT_API_POLICY: ApiPolicy = {
   'task.create': OPERATE,
   'task.cancel': OPERATE,
   'task.clean': OPERATE,
+  'maintenance.start': OPERATE,
+  'maintenance.control': OPERATE,
 };
 
 const policyFileSchema = z.strictObject(

@@ -13,6 +13,7 @@ import {
   type ZodTypeProvider,
 } from 'fastify-type-provider-zod';
 import type { ServiceConfig } from '../config/types.js';
+import type { MaintenanceService } from '../maintenance/service.js';
 import type { Store } from '../store/store.js';
 import type { TaskService } from '../tasks/service.js';
 import type { ApiContext, ZodApp } from './context.js';
@@ -26,6 +27,7 @@ import { registerAggregates } from './routes/aggregates.js';
 import { registerAuth } from './routes/auth.js';
 import { registerExecutions } from './routes/executions.js';
 import { registerInsight } from './routes/insight.js';
+import { registerMaintenance } from './routes/maintenance.js';
 import { API_VERSION, registerMeta } from './routes/meta.js';
 import { registerPauses } from './routes/pauses.js';
 import { registerPlans } from './routes/plans.js';
@@ -59,6 +61,8 @@ export interface ApiOptions {
   now?: () => Date;
   /** Operator tasks of the service in this process. */
   tasks?: TaskService;
+  /** Maintenance campaigns of the service in this process. */
+  maintenance?: MaintenanceService;
   /** Largest request body in bytes (default 64 KiB). */
   bodyLimit?: number;
   /** The built dashboard served at / (default: the package's dist/web when built; null: none). */
@@ -107,6 +111,7 @@ export async function buildApi(opts: ApiOptions): Promise<ZodApp> {
     policy,
     snapshotDir: opts.snapshotDir ?? join(opts.config.stateDir, 'snapshots'),
     ...(opts.tasks !== undefined ? { tasks: opts.tasks } : {}),
+    ...(opts.maintenance !== undefined ? { maintenance: opts.maintenance } : {}),
   };
 
   app.addHook('onRequest', async (req, reply) => {
@@ -211,6 +216,7 @@ export async function buildApi(opts: ApiOptions): Promise<ZodApp> {
   registerWhatIf(app, ctx);
   registerAuth(app, ctx);
   registerTasks(app, ctx);
+  registerMaintenance(app, ctx);
   if (opts.metrics !== undefined) opts.metrics.register(app, ctx);
 
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());

@@ -15,6 +15,8 @@ export const WEB_PAGES = [
   '/what-if',
   '/tasks',
   '/tasks/:id',
+  '/maintenance',
+  '/maintenance/:id',
   '/login',
 ] as const;
 

@@ -137,6 +137,12 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: () => import('./commands/tasks.js'),
   },
   {
+    name: 'maintenance',
+    description:
+      'rolling maintenance of an aggregate: start, status, list, pause, resume, abort, done HOST (through the service API)',
+    load: () => import('./commands/maintenance.js'),
+  },
+  {
     name: 'pause',
     description: 'stop new migrations, everywhere or in one aggregate (through the service API)',
     load: () => import('./commands/pause.js'),

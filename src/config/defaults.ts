@@ -49,6 +49,7 @@ export const BUILTIN_SERVICE: ServiceInput = {
   paused: false,
   concurrency: { global: 10 },
   tasks: { doneRetention: '1d', evacuate: { emergency: true, mayStopMetadataKey: 'aicerine:may-stop' } },
+  maintenance: { parallel: 1, validate: false, returnWhen: 'done', pollInterval: '10s' },
 };
 
 /** The service defaults as the reference page shows them: the built-ins, plus the defaults of
@@ -86,6 +87,14 @@ export const DEFAULT_WHY: Record<string, string> = {
     'the documented defaults (docs/api.md): reader reads, operator approves and aborts, admin reads the configuration',
   'api.enabled': 'operators approve plans and Prometheus scrapes /metrics through it',
   stateDir: 'next to the configuration, like the default SQLite store',
+  'maintenance.parallel':
+    'one host at a time is what an operator would do by hand; more only when asked, and never more than the rest can take',
+  'maintenance.validate':
+    'validation needs a canary image, flavor and SSH access configured (tasks.validation), which a fresh install has not',
+  'maintenance.returnWhen':
+    'the operator (or their automation) says when the work is done; a reboot alone does not say the patching succeeded',
+  'maintenance.pollInterval':
+    "a host's steps take minutes; ten seconds notices each step's end promptly at a few reads each time",
   'tasks.doneRetention':
     'a day to read what a finished task did; ERROR tasks stay until an operator removes them',
   'tasks.evacuate.emergency':

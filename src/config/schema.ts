@@ -459,6 +459,40 @@ export const serviceSchema = mapping({
   })
     .optional()
     .describe('operator tasks: validate, evacuate, purge (docs/tasks.md)'),
+  maintenance: mapping({
+    parallel: posInt()
+      .optional()
+      .describe(
+        'hosts of a campaign out at once, at most (fewer when the rest cannot take their servers); `maintenance start --parallel` overrides it',
+      ),
+    validate: bool()
+      .optional()
+      .describe(
+        'run validate-compute on a host before re-admitting it (needs tasks.validation); `--validate` / `--no-validate` override it',
+      ),
+    returnWhen: z
+      .enum(['done', 'service-restart'])
+      .optional()
+      .describe(
+        'how a handed-over host counts as back: done (`aicerine maintenance done HOST`) or service-restart (nova-compute goes down, then up); `maintenance done` always works',
+      ),
+    webhook: z
+      .url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL' })
+      .optional()
+      .describe('POSTed a JSON event when a host is ready for maintenance'),
+    command: z
+      .array(nonEmpty(), { error: 'expected a list of strings: the program, then its arguments' })
+      .min(1, { error: 'expected at least the program' })
+      .optional()
+      .describe(
+        'run (no shell; AICERINE_HOST, AICERINE_CAMPAIGN, AICERINE_AGGREGATE in its environment) when a host is ready for maintenance',
+      ),
+    pollInterval: duration()
+      .optional()
+      .describe("how often a campaign's driver looks at its hosts, their tasks and nova-compute"),
+  })
+    .optional()
+    .describe('rolling maintenance of an aggregate (docs/maintenance.md)'),
   defaults: aggregateSchema.optional().describe('settings every aggregate inherits'),
   aggregates: map(aggregateSchema)
     .optional()

@@ -138,6 +138,16 @@ export interface TasksConfig {
   };
 }
 
+/** Rolling maintenance (docs/maintenance.md): the defaults of a campaign. */
+export interface MaintenanceConfig {
+  parallel: number;
+  validate: boolean;
+  returnWhen: 'done' | 'service-restart';
+  webhook: string | null;
+  command: string[] | null;
+  pollIntervalMs: number;
+}
+
 export interface ServiceConfig {
   /** The file it was read from, for messages. */
   file: string | undefined;
@@ -161,6 +171,7 @@ export interface ServiceConfig {
   budgets: { perCycle: number | null; perDay: number | null };
   storage: StoragePolicy | null;
   tasks: TasksConfig;
+  maintenance: MaintenanceConfig;
   /** validate-compute settings (`tasks.validation`); null: validation is not configured. */
   validation: ValidationSettings | null;
   /** What an aggregate not listed gets. */

@@ -62,9 +62,10 @@ export async function startServiceApi(o: ServiceApiOptions): Promise<ServiceApi>
       latest: () => o.service.latestSnapshot(),
       record: async () => (await recordSnapshot(o.reader, { source: 'aicerine serve (operator)' })).snapshot,
     },
-    tasks: o.service.tasks.service,
     logger: o.logger ?? createApiLogger(),
     metrics,
+    tasks: o.service.tasks.service,
+    maintenance: o.service.tasks.maintenance,
     ...(o.now ? { now: o.now } : {}),
   });
   const url = await listenApi(app, {

@@ -11,6 +11,8 @@ import { hostOfLockName, LOCK_NAMES, type LockService } from '../coordination/lo
 import type { Clock } from '../executor/ports.js';
 import type { ExecutorService } from '../executor/service.js';
 import type { MigrationSlots } from '../executor/slots.js';
+import { maintainAggregateHandler } from '../maintenance/driver.js';
+import { MaintenanceService } from '../maintenance/service.js';
 import type { Store } from '../store/store.js';
 import { evacuateComputeHandler } from '../tasks/kinds/evacuate-compute.js';
 import { purgeProjectHandler } from '../tasks/kinds/purge-project.js';
@@ -40,9 +42,17 @@ export interface ServiceTasks {
   registry: TaskRegistry;
   worker: TaskWorker;
   service: TaskService;
+  /** Rolling maintenance (docs/maintenance.md): campaigns driven by maintain-aggregate tasks. */
+  maintenance: MaintenanceService;
 }
 
 export function createServiceTasks(deps: ServiceTasksDeps): ServiceTasks {
+  // The driver creates and cancels child tasks through the service built below.
+  let service: TaskService | null = null;
+  const taskService = (): TaskService => {
+    if (service === null) throw new Error('tasks: the task service is not built yet');
+    return service;
+  };
   const registry = new TaskRegistry([
     evacuateComputeHandler({
       executor: deps.executor,
@@ -52,6 +62,7 @@ export function createServiceTasks(deps: ServiceTasksDeps): ServiceTasks {
     }),
     purgeProjectHandler(),
     ...validationTaskHandlers(),
+    maintainAggregateHandler({ campaigns: deps.store.maintenance, tasks: taskService }),
     ...(deps.extraHandlers ?? []),
   ]);
   const worker = new TaskWorker({
@@ -68,7 +79,7 @@ export function createServiceTasks(deps: ServiceTasksDeps): ServiceTasks {
     logger: deps.logger,
     settings: { doneRetentionMs: deps.config.tasks.doneRetentionMs, ...deps.worker },
   });
-  const service = new TaskService({
+  service = new TaskService({
     tasks: deps.store.tasks,
     locks: deps.locks,
     registry,
@@ -79,7 +90,16 @@ export function createServiceTasks(deps: ServiceTasksDeps): ServiceTasks {
     clock: deps.clock,
     workerStatus: () => worker.status(),
   });
-  return { registry, worker, service };
+  const maintenance = new MaintenanceService({
+    campaigns: deps.store.maintenance,
+    tasks: service,
+    reader: deps.reader,
+    actuator: deps.actuator,
+    tasksSession: deps.tasksSession,
+    config: deps.config,
+    clock: deps.clock,
+  });
+  return { registry, worker, service, maintenance };
 }
 
 /**

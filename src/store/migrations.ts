@@ -379,6 +379,41 @@ function ownership(backend: StoreBackend): Migration {
   };
 }
 
+// Rolling maintenance (docs/maintenance.md): one row per campaign, its hosts' progress as JSON
+// (a campaign has tens of hosts, read and written whole). `version` makes every write a
+// compare-and-set, so the driver and an operator's pause or "done" never overwrite each other.
+function maintenanceCampaigns(backend: StoreBackend): Migration {
+  const LONG = longTextType(backend);
+  return {
+    async up(db: Kysely<unknown>): Promise<void> {
+      const s = db.schema;
+      await tableOptions(
+        backend,
+        s
+          .createTable('maintenance_campaigns')
+          .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+          .addColumn('aggregate', KEY, (c) => c.notNull())
+          .addColumn('state', 'varchar(16)', (c) => c.notNull())
+          .addColumn('requested_by', KEY, (c) => c.notNull())
+          .addColumn('requested_at', TIME, (c) => c.notNull())
+          .addColumn('settings', LONG, (c) => c.notNull())
+          .addColumn('hosts', LONG, (c) => c.notNull())
+          .addColumn('note', 'text')
+          .addColumn('task_id', KEY)
+          .addColumn('abort_requested', 'integer', (c) => c.notNull())
+          .addColumn('version', 'integer', (c) => c.notNull())
+          .addColumn('updated_at', TIME, (c) => c.notNull())
+          .addColumn('ended_at', TIME),
+      ).execute();
+      await s
+        .createIndex('maintenance_campaigns_state')
+        .on('maintenance_campaigns')
+        .columns(['state', 'id'])
+        .execute();
+    },
+  };
+}
+
 /** The migrations in order; their names sort in that order (the Migrator runs them sorted). */
 export function storeMigrations(backend: StoreBackend): Record<string, Migration> {
   return {
@@ -388,6 +423,7 @@ export function storeMigrations(backend: StoreBackend): Record<string, Migration
     '0004-tasks': taskTable(backend),
     '0005-ownership': ownership(backend),
     '0006-abort-requests': abortRequests(backend),
+    '0007-maintenance-campaigns': maintenanceCampaigns(backend),
   };
 }
 

@@ -238,6 +238,26 @@ export interface AggregateOwnersTable {
   claimed_at: number;
 }
 
+/** Rolling-maintenance campaigns (docs/maintenance.md, src/store/maintenance.ts). */
+export interface MaintenanceCampaignsTable {
+  id: AutoId;
+  aggregate: string;
+  state: string;
+  requested_by: string;
+  requested_at: number;
+  /** JSON CampaignSettings. */
+  settings: string;
+  /** JSON HostProgress[]. */
+  hosts: string;
+  note: string | null;
+  task_id: string | null;
+  /** 0 or 1. */
+  abort_requested: number;
+  version: number;
+  updated_at: number;
+  ended_at: number | null;
+}
+
 export interface Database {
   executions: ExecutionsTable;
   execution_moves: ExecutionMovesTable;
@@ -258,4 +278,5 @@ export interface Database {
   aggregate_history: AggregateHistoryTable;
   tasks: TasksTable;
   aggregate_owners: AggregateOwnersTable;
+  maintenance_campaigns: MaintenanceCampaignsTable;
 }

@@ -11,6 +11,7 @@ import { type CostSampleRepository, createCostSampleRepository } from './cost-sa
 import { createDataHealthRepository, type DataHealthRepository } from './data-health.js';
 import { createExecutionRepository, type ExecutionRepository } from './executions.js';
 import { createJournal, type FenceOf } from './journal.js';
+import { type CampaignRepository, createCampaignRepository } from './maintenance.js';
 import { migrateToLatest } from './migrations.js';
 import { createOwnershipRepository, type OwnershipRepository } from './ownership.js';
 import { createPlanRepository, type PlanRepository } from './plans.js';
@@ -58,6 +59,8 @@ export interface Store extends ExecutionJournal {
   fencedJournal(fenceOf: FenceOf): ExecutionJournal;
   /** Operator tasks (docs/tasks.md). */
   readonly tasks: TaskRepository;
+  /** Rolling-maintenance campaigns (docs/maintenance.md). */
+  readonly maintenance: CampaignRepository;
   /** Closes the database (the pool on MariaDB); the store is unusable after. */
   close(): Promise<void>;
 }
@@ -91,6 +94,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     ownership: createOwnershipRepository(ctx),
     fencedJournal: (fenceOf) => createJournal(ctx, fenceOf),
     tasks: createTaskRepository(ctx),
+    maintenance: createCampaignRepository(ctx),
     close: () => ctx.db.destroy(),
   };
 }

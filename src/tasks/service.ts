@@ -12,7 +12,7 @@ import type { Clock } from '../executor/ports.js';
 import type { Page, PageRequest } from '../store/paging.js';
 import type { TaskFilter, TaskRepository } from '../store/tasks.js';
 import type { TaskRegistry } from './registry.js';
-import { type TaskRecord, TaskRequestError } from './types.js';
+import { type PlannedTask, type TaskRecord, TaskRequestError } from './types.js';
 import type { TaskWorkerStatus } from './worker.js';
 
 /** The task table is busy (another decision holds its lock) or the lock backend is unreachable. */
@@ -128,6 +128,37 @@ export class TaskService {
         })),
       });
     });
+  }
+
+  /**
+   * Creates tasks another subsystem planned itself (the maintenance campaign's driver, an
+   * internal kind the API refuses), SCHEDULED, as one batch; no preflight.
+   */
+  async createPlanned(planned: PlannedTask[], requestedBy: string): Promise<TaskRecord[]> {
+    return this.decision(`api:${requestedBy}`, () => this.insertPlanned(planned, requestedBy));
+  }
+
+  /** Inserts planned tasks; only inside a decision (the caller holds the table lock). */
+  insertPlanned(planned: PlannedTask[], requestedBy: string): Promise<TaskRecord[]> {
+    return this.deps.tasks.create({
+      requestedBy,
+      requestedAt: new Date(this.deps.clock.now()).toISOString(),
+      batch: randomUUID(),
+      tasks: planned.map((p) => ({
+        kind: p.kind,
+        args: p.args,
+        hosts: p.hosts,
+        afterBatch: p.afterBatch === true,
+      })),
+    });
+  }
+
+  /**
+   * Runs `fn` as one decision under the table lock (waiting up to 10 s for it): what it reads of
+   * the tasks is what is really unfinished while it decides.
+   */
+  decision<T>(owner: string, fn: () => Promise<T>): Promise<T> {
+    return this.decide(owner, fn);
   }
 
   /**

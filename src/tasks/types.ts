@@ -187,6 +187,11 @@ export interface TaskHandler<A = JsonObject, C = JsonValue> {
   /** A follow-up kind that only other kinds' preflight creates: not accepted from the API. */
   readonly internal?: boolean;
   /**
+   * A coordinator that mostly waits for tasks it asks for (maintain-aggregate): it does not count
+   * against the worker's maxRunning, so coordinators never take every slot from their own tasks.
+   */
+  readonly coordinator?: boolean;
+  /**
    * Parses the request's arguments. Throws InputError whose issues name each wrong field
    * (path = the field, e.g. `hosts[2]`) and value; pure (no I/O).
    */

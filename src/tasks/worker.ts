@@ -43,7 +43,7 @@ export interface TaskWorkerSettings {
   doneRetentionMs: number;
   /** How often a worker tries the purge (under `tasks/purge-done`). */
   purgeEveryMs: number;
-  /** Tasks one worker runs at once. */
+  /** Tasks one worker runs at once (coordinators, such as maintain-aggregate, not counted). */
   maxRunning: number;
   /** TTL of the host locks a task holds (how long they outlive a crashed worker). */
   hostLockTtlMs: number;
@@ -222,12 +222,22 @@ export class TaskWorker {
     await withLock(this.deps.locks, LOCK_NAMES.tasksTable, this.deps.id, async () => {
       const unfinished = await this.deps.tasks.unfinished();
       for (const task of unfinished) {
-        if (this.runs.size >= this.settings.maxRunning) return;
         if (this.runs.has(task.id)) continue;
+        // A coordinator mostly waits for the tasks it asks for: counted, it could fill every
+        // slot and leave its own tasks none.
+        const coordinator = this.deps.registry.get(task.kind)?.coordinator === true;
+        if (!coordinator && this.busy() >= this.settings.maxRunning) continue;
         if (task.state === 'RUNNING' && !this.orphaned(task)) continue;
         await this.consider(task, unfinished);
       }
     });
+  }
+
+  /** Runs that count against maxRunning (every one but the coordinators'). */
+  private busy(): number {
+    let n = 0;
+    for (const r of this.runs.values()) if (this.deps.registry.get(r.task.kind)?.coordinator !== true) n++;
+    return n;
   }
 
   /** A RUNNING task whose worker stopped beating (crashed, partitioned). */

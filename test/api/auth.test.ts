@@ -59,7 +59,13 @@ describe('Keystone auth against the simulator', () => {
       expect((await status(h, 'POST', '/v1/pause', token)).status).toBe(403);
       expect((await status(h, 'POST', '/v1/executions/x/abort', token)).status).toBe(403);
       expect((await status(h, 'POST', '/v1/quarantine/s1/release', token)).status).toBe(403);
+      expect((await status(h, 'POST', '/v1/maintenance', token)).error?.message).toMatch(
+        /maintenance.start needs one of the roles admin, aicerine-operator/,
+      );
+      expect((await status(h, 'POST', '/v1/maintenance/hosts/c1/done', token)).status).toBe(403);
     }
+    // Allowed, and answered by a service that runs no campaigns here.
+    expect((await status(h, 'POST', '/v1/maintenance/1/pause', operator)).status).toBe(503);
     expect((await status(h, 'POST', `/v1/plans/${plan.id}/approve`, operator)).status).toBe(200);
     expect((await status(h, 'POST', '/v1/pause', operator)).status).toBe(200);
     expect((await status(h, 'POST', '/v1/resume', operator)).status).toBe(200);

@@ -141,6 +141,45 @@ describe('parseServiceConfig: every problem names the file, the key, the value a
     ]);
   });
 
+  it('maintenance: defaults, a full section, and bad values with their paths', async () => {
+    expect((await parse(null)).config.maintenance).toEqual({
+      parallel: 1,
+      validate: false,
+      returnWhen: 'done',
+      webhook: null,
+      command: null,
+      pollIntervalMs: 10_000,
+    });
+    const { config } = await parse({
+      maintenance: {
+        parallel: 3,
+        validate: true,
+        returnWhen: 'service-restart',
+        webhook: 'https://automation.example.org/hook',
+        command: ['/usr/local/bin/patch-host', '--now'],
+        pollInterval: '30s',
+      },
+    });
+    expect(config.maintenance).toEqual({
+      parallel: 3,
+      validate: true,
+      returnWhen: 'service-restart',
+      webhook: 'https://automation.example.org/hook',
+      command: ['/usr/local/bin/patch-host', '--now'],
+      pollIntervalMs: 30_000,
+    });
+    expect(
+      await problems({
+        maintenance: { parallel: 0, returnWhen: 'reboot', webhook: 'ftp://x', command: [] },
+      }),
+    ).toEqual([
+      'aicerine.yaml: maintenance.parallel: expected a positive integer, got 0',
+      'aicerine.yaml: maintenance.returnWhen: expected one of "done", "service-restart", got "reboot"',
+      'aicerine.yaml: maintenance.webhook: expected an http:// or https:// URL, got "ftp://x"',
+      'aicerine.yaml: maintenance.command: expected at least the program, got a list of 0 items',
+    ]);
+  });
+
   it('wrong shapes say what was expected', async () => {
     expect(
       await problems({ paused: 'yes', budgets: 5, defaults: { windows: 'Sat 22:00 - Sun 06:00 UTC' } }),

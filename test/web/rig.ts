@@ -107,9 +107,14 @@ export interface Rig {
 
 /**
  * The product with the API in Keystone mode (auth: true) or the demo's loopback no-auth mode;
- * `locks` replaces the in-process locks (a backend a test can make unreachable).
+ * `locks` replaces the in-process locks (a backend a test can make unreachable), `taskPollMs`
+ * the task worker's poll interval.
  */
-export async function startRig(opts: { auth: boolean; locks?: LockService }): Promise<Rig> {
+export async function startRig(opts: {
+  auth: boolean;
+  locks?: LockService;
+  taskPollMs?: number;
+}): Promise<Rig> {
   const cloud = new SimCloud(world(), { clock: new SimClock({ speed: SPEED }), load: staticLoadModel() });
   const sim = await startSimServer({ cloud, password: PASSWORD });
   const dir = await mkdtemp(join(tmpdir(), 'aic-web-'));
@@ -146,6 +151,9 @@ export async function startRig(opts: { auth: boolean; locks?: LockService }): Pr
     },
     logger: silentLogger,
     recorder: { historyDays: 1 },
+    ...(opts.taskPollMs !== undefined
+      ? { tasks: { worker: { pollMs: opts.taskPollMs, heartbeatMs: opts.taskPollMs } } }
+      : {}),
   });
   const api = await startServiceApi({
     service,

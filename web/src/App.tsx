@@ -5,6 +5,7 @@ import { ActionButton } from './actions.js';
 import { ApiFailure, get, storedToken, storeToken, whenUnauthorized } from './api.js';
 import { Failure, Loading } from './pages/common.js';
 import { Executions } from './pages/Executions.js';
+import { Maintenance } from './pages/Maintenance.js';
 import { Overview } from './pages/Overview.js';
 import { PlanDetail, PlanList } from './pages/Plans.js';
 import { Quarantine } from './pages/Quarantine.js';
@@ -75,6 +76,7 @@ const NAV: [string, string][] = [
   ['/shadow-reports', 'Shadow reports'],
   ['/what-if', 'What-if'],
   ['/tasks', 'Tasks'],
+  ['/maintenance', 'Maintenance'],
 ];
 
 function Shell(props: { who: WhoAmI; onLogout: () => void }) {
@@ -157,6 +159,10 @@ function Page(props: { route: Route | null }) {
       return <Tasks />;
     case '/tasks/:id':
       return <TaskDetail id={r.params.id ?? ''} />;
+    case '/maintenance':
+      return <Maintenance />;
+    case '/maintenance/:id':
+      return <Maintenance id={r.params.id ?? ''} />;
   }
 }
 

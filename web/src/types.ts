@@ -1,6 +1,7 @@
 // The API's shapes as the dashboard reads them: inferred from the zod schemas the service
 // validates and serializes with (src/api/schemas.ts), so a change there fails this typecheck.
 import type { z } from 'zod';
+import type { campaignView } from '../../src/api/routes/maintenance.js';
 import type {
   taskCreateBody,
   taskCreated,
@@ -66,6 +67,8 @@ export type ShadowReportEntry = z.infer<typeof shadowReportEntry>;
 export type WhatIfBody = z.input<typeof whatIfBody>;
 export type WhatIfResult = z.infer<typeof whatIfResult>;
 export type WhoAmI = z.infer<typeof whoami>;
+export type Campaign = z.infer<typeof campaignView>;
+export type CampaignHost = Campaign['hosts'][number];
 export type LoginBody = z.input<typeof loginBody>;
 export type LoginResult = z.infer<typeof loginResult>;
 export type Task = z.infer<typeof taskView>;

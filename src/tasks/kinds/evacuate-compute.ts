@@ -96,6 +96,8 @@ export interface EvacuateDeps {
 
 const LIVE_STATUSES = new Set(['ACTIVE', 'PAUSED']);
 const MAX_LIVE_ROUNDS = 3;
+/** However much each round moves: a bound on the executions one evacuation starts. */
+const MAX_LIVE_ROUNDS_CAP = 100;
 
 export function evacuateComputeHandler(deps: EvacuateDeps): TaskHandler<EvacuateArgs, EvacuateCheckpoint> {
   const pollMs = deps.pollMs ?? 2_000;
@@ -175,7 +177,14 @@ export function evacuateComputeHandler(deps: EvacuateDeps): TaskHandler<Evacuate
             await ctx.clock.sleep(pollMs);
             continue;
           }
-          if (last !== undefined) cp = absorbExecution(cp, await deps.journal.listMoves(last));
+          // A round whose moves all waited for a held destination (the executor runs one move
+          // per host at a time) moved nothing; rounds go on past the third while each moves some.
+          let lastMoved = 0;
+          if (last !== undefined) {
+            const moves = await deps.journal.listMoves(last);
+            lastMoved = moves.filter((m) => m.state === 'completed').length;
+            cp = absorbExecution(cp, moves);
+          }
           const servers = await nova.listServers({ host });
           const liveCandidates = servers.filter(
             (s) =>
@@ -184,7 +193,8 @@ export function evacuateComputeHandler(deps: EvacuateDeps): TaskHandler<Evacuate
               liveProblem(s) === null &&
               !isFailed(cp, s.id),
           );
-          if (liveCandidates.length === 0 || round >= MAX_LIVE_ROUNDS) break;
+          if (liveCandidates.length === 0 || round >= MAX_LIVE_ROUNDS_CAP) break;
+          if (round >= MAX_LIVE_ROUNDS && lastMoved === 0) break;
           const chooser = await destinations(ctx, deps, host, servers);
           const moves: PlannedMove[] = [];
           const policy = aggregateConfig(ctx.config, aggregate).policy;

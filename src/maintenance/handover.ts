@@ -1,0 +1,82 @@
+// The hand-over of a host that is empty and disabled: an optional webhook (POST JSON) and an
+// optional command (argv, no shell), so the operator's automation can patch and reboot it.
+// Neither decides anything: what they answered is recorded on the host, and the campaign then
+// waits for `maintenance done HOST` or for nova-compute to restart, as configured.
+
+import { execFile } from 'node:child_process';
+
+export interface HandoverEvent {
+  event: 'aicerine.maintenance.ready';
+  campaign: string;
+  aggregate: string;
+  host: string;
+  at: string;
+  /** How the campaign learns the host is back. */
+  returnWhen: 'done' | 'service-restart';
+  /** The command that says it is back (returnWhen done). */
+  doneCommand: string;
+}
+
+export interface HandoverOutcome {
+  webhook: string | null;
+  command: string | null;
+}
+
+const TIMEOUT_MS = 30_000;
+const TAIL = 500;
+
+async function postWebhook(url: string, event: HandoverEvent): Promise<string> {
+  try {
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(event),
+      signal: AbortSignal.timeout(TIMEOUT_MS),
+    });
+    const body = (await res.text()).slice(0, TAIL);
+    return res.ok ? `HTTP ${res.status}` : `failed: HTTP ${res.status}${body ? `: ${body}` : ''}`;
+  } catch (err) {
+    return `failed: ${err instanceof Error ? err.message : String(err)}`;
+  }
+}
+
+function runCommand(argv: string[], event: HandoverEvent): Promise<string> {
+  const [file, ...args] = argv;
+  if (file === undefined) return Promise.resolve('failed: empty command');
+  return new Promise((resolve) => {
+    execFile(
+      file,
+      args,
+      {
+        timeout: TIMEOUT_MS,
+        env: {
+          ...process.env,
+          AICERINE_EVENT: event.event,
+          AICERINE_CAMPAIGN: event.campaign,
+          AICERINE_AGGREGATE: event.aggregate,
+          AICERINE_HOST: event.host,
+          AICERINE_RETURN_WHEN: event.returnWhen,
+        },
+      },
+      (err, stdout, stderr) => {
+        const out = `${stdout}${stderr}`.trim().slice(-TAIL);
+        if (err === null) resolve(`exit 0${out ? `: ${out}` : ''}`);
+        else {
+          const code = typeof err.code === 'number' ? `exit ${err.code}` : err.message;
+          resolve(`failed: ${code}${out ? `: ${out}` : ''}`);
+        }
+      },
+    );
+  });
+}
+
+export async function handOver(
+  settings: { webhook: string | null; command: string[] | null },
+  event: HandoverEvent,
+): Promise<HandoverOutcome> {
+  const [webhook, command] = await Promise.all([
+    settings.webhook === null ? null : postWebhook(settings.webhook, event),
+    settings.command === null ? null : runCommand(settings.command, event),
+  ]);
+  return { webhook, command };
+}
