@@ -320,6 +320,42 @@ describe('rolling maintenance on the simulator', () => {
     await expect(m.done('c2', 'bob')).rejects.toMatchObject({ status: 404 });
   });
 
+  it('lets the balancer refill a re-admitted host within the aggregate window', async () => {
+    const loaded = (n: number, on: string) => ({ ...server(n, on), load: { cpu: 1.5, memoryMB: 6000 } });
+    const names = ['b1', 'b2', 'b3', 'b4'];
+    r = await rig(
+      world(
+        names.map((n) => host(n)),
+        names.flatMap((h, i) => [1, 2, 3, 4].map((k) => loaded(4 * i + k, h))),
+      ),
+      {},
+      null,
+      {},
+      { mode: 'active', windows: ['Mon-Sun 00:00 - 24:00 UTC'], cooldowns: { aggregate: '1m' } },
+    );
+    await r.service.tasks.worker.start();
+    const started = await r.service.tasks.maintenance.start(
+      { aggregate: 'rack', hosts: ['b1'] },
+      'operator:alice',
+    );
+    const final = await operate(started.id, (h) =>
+      r!.service.tasks.maintenance.done(h, 'operator:bob').then(() => {}),
+    );
+    expect(final.state).toBe('DONE');
+    const onB1 = () => r!.sim.cloud.servers.filter((x) => x.host === 'b1').length;
+    expect(onB1()).toBe(0);
+    expect(r.sim.cloud.requireHost('b1').status).toBe('enabled');
+    // The balancer's cycles (active, window open) move servers back onto the empty host.
+    await until(async () => {
+      await r!.service.runCycle();
+      await r!.service.executor.idle();
+      return onB1() > 0;
+    }, 60_000);
+    // Moved by the balancer's own executions, not by a task.
+    const executions = (await r.store.executions.list({ aggregate: 'rack' })).items;
+    expect(executions.some((e) => !e.startedBy.startsWith('task:'))).toBe(true);
+  });
+
   it('keeps a host with a server that cannot move disabled and not handed over, and goes on', async () => {
     const tied = {
       ...server(1, 'c1'),

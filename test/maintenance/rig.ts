@@ -116,6 +116,8 @@ export async function rig(
   maintenance: Record<string, unknown>,
   sshd: PrivateSshd | null = null,
   worker: { maxRunning?: number } = {},
+  /** Merged into the service's `defaults` (mode, windows, cooldowns: the balancer after a campaign). */
+  defaults: Record<string, unknown> = {},
 ): Promise<Rig> {
   const cloud = new SimCloud(snap, { clock: new SimClock({ speed: SPEED }), load: staticLoadModel() });
   const sim = await startSimServer({ cloud, password: 'secret' });
@@ -124,7 +126,7 @@ export async function rig(
     {
       openstack: { reader: { cloud: 'unused' }, actuator: { cloud: 'unused' } },
       store: { url: 'sqlite:aicerine.db' },
-      defaults: { mode: 'observe', concurrency: { perSourceHost: 2, perAggregate: 6 } },
+      defaults: { mode: 'observe', concurrency: { perSourceHost: 2, perAggregate: 6 }, ...defaults },
       maintenance: { pollInterval: '5s', ...maintenance },
       ...(sshd !== null
         ? {
