@@ -36,7 +36,7 @@ type ListFlags = ApiFlags & { aggregate?: string; state?: string; limit?: string
 
 export function register(program: Command): void {
   const executions = program.command('executions').description(describeCommand('executions'));
-  withApiOptions(executions.command('list').description('executions, newest first'))
+  withApiOptions(executions.command('list', { isDefault: true }).description('executions, newest first'))
     .option('--aggregate <name>', 'only this aggregate')
     .option('--state <state>', 'running, finished or aborted')
     .option('--limit <n>', 'executions per page (1-1000)')

@@ -155,7 +155,7 @@ export function register(program: Command): void {
       },
     );
 
-  withApiOptions(m.command('list').description('campaigns, newest first'))
+  withApiOptions(m.command('list', { isDefault: true }).description('campaigns, newest first'))
     .option('--aggregate <name>', 'only this aggregate')
     .action(async (flags: Flags) => {
       const api = await apiClient(flags);

@@ -90,7 +90,7 @@ export function decideCommand(cmd: Command, verb: 'approve' | 'reject'): Command
 
 export function register(program: Command): void {
   const plans = program.command('plans').description(describeCommand('plans'));
-  withApiOptions(plans.command('list').description('plans, newest first'))
+  withApiOptions(plans.command('list', { isDefault: true }).description('plans, newest first'))
     .option('--aggregate <name>', 'only this aggregate')
     .option('--status <list>', 'only these statuses, comma-separated (proposed, approved, ...)')
     .option('--limit <n>', 'plans per page (1-1000)')

@@ -24,7 +24,9 @@ type ListFlags = ApiFlags & { aggregate?: string; state?: string; limit?: string
 
 export function register(program: Command): void {
   const quarantine = program.command('quarantine').description(describeCommand('quarantine'));
-  withApiOptions(quarantine.command('list').description('quarantined servers, newest first'))
+  withApiOptions(
+    quarantine.command('list', { isDefault: true }).description('quarantined servers, newest first'),
+  )
     .option('--aggregate <name>', 'only this aggregate')
     .option('--state <state>', 'active (default), released or all')
     .option('--limit <n>', 'entries per page (1-1000)')

@@ -64,7 +64,7 @@ async function request(flags: ApiFlags, kind: string, args: Record<string, unkno
 
 export function register(program: Command): void {
   const tasks = program.command('tasks').description(describeCommand('tasks'));
-  withApiOptions(tasks.command('list').description('tasks, newest first'))
+  withApiOptions(tasks.command('list', { isDefault: true }).description('tasks, newest first'))
     .option('--state <state>', 'SCHEDULED, WAITING, RUNNING, DONE or ERROR')
     .option('--kind <kind>', 'only this kind')
     .option('--host <host>', 'only tasks that hold this host')

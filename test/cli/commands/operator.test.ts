@@ -66,6 +66,8 @@ describe('operator commands against the API', () => {
     const list = await run('plans', 'list');
     expect(list.out).toMatch(/^ID\s+AGGREGATE\s+MODE\s+STATUS/);
     expect(list.out).toMatch(/1\s+gold\s+assisted\s+proposed\s+3/);
+    // `aicerine plans` alone lists, as the operator types it.
+    expect((await run('plans')).out).toBe(list.out);
     const json = JSON.parse((await run('plans', 'list', '--json', '--status', 'proposed')).out);
     expect(json.items).toHaveLength(1);
     expect((await run('plans', 'approve', '1', '--steps', '1,2', '--comment', 'go')).out).toBe(
