@@ -2,11 +2,15 @@
 // put in question. For move i, the plan without it is replayed (every other move still legal
 // in order) and the exact best move of its aggregate is inserted at the end; the exchange is
 // kept when the aggregate's objective falls and its imbalance does not rise. Passes repeat
-// until one changes nothing or the work budget is spent.
+// until one changes nothing or the work budget is spent. Before those, a cheaper neighbourhood
+// (Reassign): a move's server exchanged for another of its source host and its destination for
+// any host of the zone, scored on the finished plan in O(dimensions) and replayed only to
+// confirm; on clusters of many small servers the greedy's choice of which server, and where,
+// is where most of its loss lies.
 //
 // Deterministic: the budget counts evaluations (scored moves and replayed moves), never time.
 
-import { groupViolations } from '../constraints/hard-groups.js';
+import { groupViolationDelta, groupViolations } from '../constraints/hard-groups.js';
 import { firstRejection } from '../constraints/index.js';
 import type { PlanContext } from '../context.js';
 import type { BestMoveSearch, WorkMeter } from './best-move.js';
@@ -70,6 +74,16 @@ export function improveSpread(
   };
 
   let changed = false;
+  // First the cheap neighbourhood, scored on the finished plan without replays: each move's
+  // server exchanged for another one of its source host, its destination for any host of the
+  // zone. Then the exchange of a move for the aggregate's best move, a full search each.
+  const reassign = new Reassign(ctx, seq, meter, objective, replay);
+  for (let i = 0; meter.evaluations < limit; i = (i + 1) % seq.length) {
+    if (reassign.improve(i)) {
+      changed = true;
+      reassign.sinceChange = 0;
+    } else if (++reassign.sinceChange >= seq.length) break;
+  }
   for (let improved = true; improved && meter.evaluations < limit; ) {
     improved = false;
     for (let i = 0; i < seq.length && meter.evaluations < limit; i++) {
@@ -222,4 +236,152 @@ function softViolationsOf(ctx: PlanContext, servers: number[]): number {
     v += groupViolations(state.groups[g]!);
   }
   return v;
+}
+
+/** Candidates confirmed by a replay per move, best estimate first; the rest wait for the next pass. */
+const REASSIGN_TRIES = 3;
+
+/**
+ * Move i of the plan (server a from its source A to B) replaced by server b (a itself, or a
+ * server that stays on A in the plan) from A to any host C of the zone. Scored on the finished
+ * plan: only A, B and C change, so the imbalance after is O(dimensions) from the running sums.
+ * The best candidates are confirmed by replaying the plan with the change (every step legal,
+ * objective lower, imbalance not higher); the first confirmed is kept in place i.
+ */
+class Reassign {
+  sinceChange = 0;
+  private readonly hostDelta: Float64Array;
+  private readonly touchedHosts: number[] = [];
+  private readonly zoneHosts = new Map<string, number[]>();
+
+  constructor(
+    private readonly ctx: PlanContext,
+    private readonly seq: SpreadStep[],
+    private readonly meter: WorkMeter,
+    private readonly objective: (agg: number) => number,
+    private readonly replay: (skip: number) => boolean,
+  ) {
+    const { state } = ctx;
+    this.hostDelta = new Float64Array(4 * state.D);
+    for (const a of state.aggregates) {
+      for (const h of a.counted) {
+        const key = `${a.index}\u0000${state.hosts[h]!.az}`;
+        const list = this.zoneHosts.get(key) ?? [];
+        list.push(h);
+        this.zoneHosts.set(key, list);
+      }
+    }
+  }
+
+  improve(i: number): boolean {
+    const { state, policy } = this.ctx;
+    const m = this.seq[i]!;
+    const a = m.server;
+    // Spread comes after every other phase and a plan moves a server once: its source is its origin.
+    const src = state.servers[a]!.origin;
+    const dst = m.to;
+    const agg = state.hosts[src]!.aggregate;
+    const n = state.aggregates[agg]!.counted.length;
+    const hosts = this.zoneHosts.get(`${agg}\u0000${state.hosts[src]!.az}`);
+    if (hosts === undefined || n < 2) return false;
+    const current = state.imbalance(agg);
+    const costA = policy.migrationCostPerSecond * state.servers[a]!.estSeconds;
+    const others = [...state.on[src]!].filter((b) => b !== a && this.ctx.movable(b)).sort((x, y) => x - y);
+    const candidates: { server: number; to: number; delta: number }[] = [];
+    let evaluations = 0;
+    for (const b of [a, ...others]) {
+      const sb = state.servers[b]!;
+      const costDelta = policy.migrationCostPerSecond * sb.estSeconds - costA;
+      const group = sb.group >= 0 ? state.groups[sb.group]! : null;
+      const hard = group !== null && (group.policy === 'affinity' || group.policy === 'anti-affinity');
+      for (const c of hosts) {
+        if (c === src || (b === a && c === dst)) continue;
+        if (!this.roomFor(a, b, src, dst, c)) continue;
+        if (hard && groupViolationDelta(state, group!, src, c) > 0) continue;
+        evaluations++;
+        const after = this.imbalanceAfter(agg, a, b, src, dst, c);
+        const delta = (after - current) * n + costDelta;
+        if (delta < -1e-9) candidates.push({ server: b, to: c, delta });
+      }
+    }
+    this.meter.evaluations += evaluations;
+    if (candidates.length === 0) return false;
+    candidates.sort((x, y) => x.delta - y.delta || x.server - y.server || x.to - y.to);
+    const before = this.objective(agg);
+    const imbalanceBefore = current;
+    for (const c of candidates.slice(0, REASSIGN_TRIES)) {
+      this.seq[i] = { server: c.server, to: c.to };
+      if (
+        this.replay(-1) &&
+        this.objective(agg) < before - 1e-9 &&
+        state.imbalance(agg) <= imbalanceBefore + 1e-12
+      )
+        return true;
+      this.seq[i] = m;
+      if (!this.replay(-1)) throw new Error('improvement stage: the kept plan no longer replays');
+    }
+    return false;
+  }
+
+  /**
+   * Placement room in the finished plan: C takes b (after a left, when C is a's destination)
+   * and A takes a back (after b left). The replay checks every step; this only saves replays.
+   */
+  private roomFor(a: number, b: number, src: number, dst: number, c: number): boolean {
+    const { state } = this.ctx;
+    const sa = state.servers[a]!.alloc;
+    const sb = state.servers[b]!.alloc;
+    for (let r = 0; r < 3; r++) {
+      const freeC = state.hosts[c]!.cap[r]! - state.used[c * 3 + r]! + (c === dst ? sa[r]! : 0);
+      if (b !== a && sb[r]! > freeC + 1e-9) return false;
+      if (b === a && sa[r]! > freeC + 1e-9) return false;
+      if (b !== a) {
+        const freeA = state.hosts[src]!.cap[r]! - state.used[src * 3 + r]! + sb[r]!;
+        if (sa[r]! > freeA + 1e-9) return false;
+      }
+    }
+    return true;
+  }
+
+  /** Imbalance of the aggregate once a goes back from dst to src and b goes from src to c. */
+  private imbalanceAfter(agg: number, a: number, b: number, src: number, dst: number, c: number): number {
+    const { state } = this.ctx;
+    const D = state.D;
+    const la = state.servers[a]!.load;
+    const lb = state.servers[b]!.load;
+    const hs = this.touchedHosts;
+    hs.length = 0;
+    const delta = this.hostDelta;
+    delta.fill(0);
+    const add = (h: number, load: Float64Array, sign: number): void => {
+      let k = hs.indexOf(h);
+      if (k < 0) {
+        k = hs.length;
+        hs.push(h);
+      }
+      for (let d = 0; d < D; d++) delta[k * D + d]! += sign * load[d]!;
+    };
+    add(dst, la, -1);
+    add(src, la, 1);
+    add(src, lb, -1);
+    add(c, lb, 1);
+    const n = state.aggregates[agg]!.counted.length;
+    let total = 0;
+    for (let d = 0; d < D; d++) {
+      let s1 = state.s1[agg * D + d]!;
+      let s2 = state.s2[agg * D + d]!;
+      for (let k = 0; k < hs.length; k++) {
+        const h = state.hosts[hs[k]!]!;
+        const p = h.phys[d]!;
+        if (!h.usable || p <= 0) continue;
+        const u = state.load[hs[k]! * D + d]! / p;
+        const nu = u + delta[k * D + d]! / p;
+        s1 += nu - u;
+        s2 += nu * nu - u * u;
+      }
+      const mean = s1 / n;
+      total += state.dims[d]!.weight * Math.sqrt(Math.max(0, s2 / n - mean * mean));
+    }
+    return total;
+  }
 }
