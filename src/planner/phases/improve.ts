@@ -13,6 +13,7 @@
 import { groupViolationDelta, groupViolations } from '../constraints/hard-groups.js';
 import { firstRejection } from '../constraints/index.js';
 import type { PlanContext } from '../context.js';
+import { annealAggregate } from './anneal.js';
 import type { BestMoveSearch, WorkMeter } from './best-move.js';
 
 /**
@@ -21,6 +22,9 @@ import type { BestMoveSearch, WorkMeter } from './best-move.js';
  * and stays within it on a machine ten times slower (docs/policy.md).
  */
 export const IMPROVE_EVALUATIONS_PER_MS = 1000;
+
+/** Share of the improvement stage's work that the annealing of move sets may use. */
+const ANNEAL_SHARE = 0.5;
 
 export interface SpreadStep {
   server: number;
@@ -74,9 +78,19 @@ export function improveSpread(
   };
 
   let changed = false;
-  // First the cheap neighbourhood, scored on the finished plan without replays: each move's
-  // server exchanged for another one of its source host, its destination for any host of the
-  // zone. Then the exchange of a move for the aggregate's best move, a full search each.
+  // First the whole set of each aggregate's moves at once (phases/anneal.ts), with a share of
+  // the work; then the cheap neighbourhood, scored on the finished plan without replays: each
+  // move's server exchanged for another one of its source host, its destination for any host of
+  // the zone; then the exchange of a move for the aggregate's best move, a full search each.
+  const aggs = [...new Set(seq.map((m) => state.hosts[state.servers[m.server]!.origin]!.aggregate))].sort(
+    (a, b) => a - b,
+  );
+  const share = Math.floor(
+    (ANNEAL_SHARE * Math.max(0, limit - meter.evaluations)) / Math.max(1, aggs.length),
+  );
+  for (const agg of aggs) {
+    if (annealAggregate(ctx, agg, seq, meter, share, objective, replay)) changed = true;
+  }
   const reassign = new Reassign(ctx, seq, meter, objective, replay);
   for (let i = 0; meter.evaluations < limit; i = (i + 1) % seq.length) {
     if (reassign.improve(i)) {
