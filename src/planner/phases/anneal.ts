@@ -22,6 +22,11 @@ import type { SpreadStep } from './improve.js';
 const START_TEMPERATURE = 1e-4;
 const COOLING = 1e-4;
 const SEED = 0x5eed;
+/**
+ * Work units (docs/policy.md) one proposal counts for: it costs about as much CPU as this many
+ * scored moves of the best-move search (measured on the benchmark machine).
+ */
+export const ANNEAL_PROPOSAL_COST = 12;
 
 export function annealAggregate(
   ctx: PlanContext,
@@ -83,16 +88,12 @@ export function annealAggregate(
   const w = Float64Array.from(state.dims, (d) => d.weight);
   const place = Int32Array.from(state.at);
   const home = Int32Array.from(state.servers, (sv) => sv.origin);
-  const at = {
-    get: (s: number): number => place[s]!,
-    set: (s: number, h: number): void => void (place[s] = h),
-  };
-  const origin = { get: (s: number): number => home[s]! };
   // Group counts mirrored for the anti-affinity check and the soft-group price on final placements.
-  const groupCount = new Map<number, Map<number, number>>();
+  const groupView = new Map<number, GroupRec>();
   for (const s of cands) {
     const g = state.servers[s]!.group;
-    if (g >= 0 && !groupCount.has(g)) groupCount.set(g, new Map(state.groups[g]!.count));
+    if (g >= 0 && !groupView.has(g))
+      groupView.set(g, { ...state.groups[g]!, count: new Map(state.groups[g]!.count) });
   }
   const cost = (s: number): number => policy.migrationCostPerSecond * state.servers[s]!.estSeconds;
 
@@ -105,7 +106,7 @@ export function annealAggregate(
     return t * n;
   };
   const relocate = (s: number, to: number): void => {
-    const from = at.get(s)!;
+    const from = place[s]!;
     const sv = state.servers[s]!;
     for (let d = 0; d < D; d++) {
       const xf = inv[from * D + d]!;
@@ -129,40 +130,35 @@ export function annealAggregate(
       used[from * 3 + r]! -= sv.alloc[r]!;
       used[to * 3 + r]! += sv.alloc[r]!;
     }
-    const counts = sv.group >= 0 ? groupCount.get(sv.group) : undefined;
+    const counts = sv.group >= 0 ? groupView.get(sv.group)?.count : undefined;
     if (counts !== undefined) {
       const c = (counts.get(from) ?? 1) - 1;
       if (c === 0) counts.delete(from);
       else counts.set(from, c);
       counts.set(to, (counts.get(to) ?? 0) + 1);
     }
-    at.set(s, to);
+    place[s] = to;
   };
   const allowed = (s: number, to: number): boolean => {
-    const from = at.get(s)!;
+    const from = place[s]!;
     if (to === from) return false;
     const sv = state.servers[s]!;
     const cap = state.hosts[to]!.cap;
     for (let r = 0; r < 3; r++) if (sv.alloc[r]! > cap[r]! - used[to * 3 + r]! + 1e-9) return false;
-    const counts = sv.group >= 0 ? groupCount.get(sv.group) : undefined;
-    if (counts !== undefined) {
-      const g = state.groups[sv.group]!;
-      if (g.policy === 'anti-affinity' && groupViolationDelta(state, { ...g, count: counts }, from, to) > 0)
-        return false;
-    }
+    const g = sv.group >= 0 ? groupView.get(sv.group) : undefined;
+    if (g !== undefined && g.policy === 'anti-affinity' && groupViolationDelta(state, g, from, to) > 0)
+      return false;
     return true;
   };
   /** Soft-group price of a relocation, before it is made. */
   const softPrice = (s: number, to: number): number => {
     const sv = state.servers[s]!;
-    const counts = sv.group >= 0 ? groupCount.get(sv.group) : undefined;
-    if (counts === undefined) return 0;
-    const g: GroupRec = { ...state.groups[sv.group]!, count: counts };
-    if (!g.policy.startsWith('soft-')) return 0;
-    return policy.softGroupPenalty * groupViolationDelta(state, g, at.get(s), to);
+    const g = sv.group >= 0 ? groupView.get(sv.group) : undefined;
+    if (g === undefined || !g.policy.startsWith('soft-')) return 0;
+    return policy.softGroupPenalty * groupViolationDelta(state, g, place[s]!, to);
   };
 
-  const moved = new Set<number>(cands.filter((s) => at.get(s) !== origin.get(s)));
+  const moved = new Set<number>(cands.filter((s) => place[s] !== home[s]));
   let movedList = [...moved];
   // Migration cost and soft-group price, relative to the plan as it stands (differences only matter).
   let extra = 0;
@@ -170,96 +166,106 @@ export function annealAggregate(
   let current = balance() + extra;
   const start = current;
   let best = current;
-  let bestPlacement: Map<number, number> | null = null;
+  // Relocations accepted since the best placement so far: taken back at the end to return to it.
+  const journalServer: number[] = [];
+  const journalHost: number[] = [];
   const limitK = K - fixed.length;
   const rng = createRng(SEED + agg);
-  const byOrigin = new Map<number, number[]>();
-  for (const s of cands) {
-    const o = origin.get(s)!;
-    const list = byOrigin.get(o) ?? [];
-    list.push(s);
-    byOrigin.set(o, list);
-  }
-  const zoneOf = (s: number): number[] => hostsByZone.get(state.hosts[origin.get(s)!]!.az) ?? [];
-  const t0 = START_TEMPERATURE * Math.max(current, 1e-12);
-  const undo: [number, number][] = [];
-  for (let it = 0; it < proposals; it++) {
-    const temperature = t0 * COOLING ** (it / proposals);
+  const byOrigin: number[][] = state.hosts.map(() => []);
+  for (const s of cands) byOrigin[home[s]!]!.push(s);
+  // The zone's hosts for each candidate, by reference (one list per zone).
+  const none: number[] = [];
+  const zoneOfServer: number[][] = state.servers.map(() => none);
+  for (const s of cands) zoneOfServer[s] = hostsByZone.get(state.hosts[home[s]!]!.az) ?? none;
+  const zoneOf = (s: number): number[] => zoneOfServer[s]!;
+  const isMoved = new Uint8Array(state.servers.length);
+  for (const s of moved) isMoved[s] = 1;
+  // Relocations of the current proposal (server, host it came from), to take it back.
+  const undoServer = new Int32Array(2);
+  const undoHost = new Int32Array(2);
+  let undoCount = 0;
+  let soft = 0;
+  const tryMove = (s: number, to: number): boolean => {
+    if (!allowed(s, to)) return false;
+    soft += softPrice(s, to);
+    undoServer[undoCount] = s;
+    undoHost[undoCount] = place[s]!;
+    undoCount++;
+    relocate(s, to);
+    return true;
+  };
+  const takeBack = (): void => {
+    for (let k = undoCount - 1; k >= 0; k--) relocate(undoServer[k]!, undoHost[k]!);
+  };
+  const pickIn = (list: readonly number[]): number => list[Math.floor(rng.next() * list.length)]!;
+  let temperature = START_TEMPERATURE * Math.max(current, 1e-12);
+  const cooling = COOLING ** (1 / proposals);
+  for (let it = 0; it < proposals; it++, temperature *= cooling) {
     if (it % 1024 === 0) movedList = [...moved].sort((a, b) => a - b);
-    undo.length = 0;
-    let soft = 0;
-    const tryMove = (s: number, to: number): boolean => {
-      if (!allowed(s, to)) return false;
-      soft += softPrice(s, to);
-      undo.push([s, at.get(s)!]);
-      relocate(s, to);
-      return true;
-    };
+    undoCount = 0;
+    soft = 0;
     const r = rng.next();
     if (moved.size < limitK && r < 0.4) {
-      const s = cands[Math.floor(rng.next() * cands.length)]!;
+      const s = pickIn(cands);
       const zone = zoneOf(s);
-      if (at.get(s) !== origin.get(s) || zone.length === 0) continue;
-      if (!tryMove(s, zone[Math.floor(rng.next() * zone.length)]!)) continue;
+      if (place[s] !== home[s] || zone.length === 0 || !tryMove(s, pickIn(zone))) continue;
     } else if (movedList.length > 0 && r < 0.7) {
-      const s = movedList[Math.floor(rng.next() * movedList.length)]!;
-      if (at.get(s) === origin.get(s)) continue;
+      const s = pickIn(movedList);
       const zone = zoneOf(s);
-      if (zone.length === 0) continue;
-      const to = rng.next() < 0.2 ? origin.get(s)! : zone[Math.floor(rng.next() * zone.length)]!;
-      if (!tryMove(s, to)) continue;
+      if (place[s] === home[s] || zone.length === 0) continue;
+      if (!tryMove(s, rng.next() < 0.2 ? home[s]! : pickIn(zone))) continue;
     } else if (movedList.length > 0) {
       // One moved server back, another (mostly from the same host) in its place.
-      const a = movedList[Math.floor(rng.next() * movedList.length)]!;
-      if (at.get(a) === origin.get(a)) continue;
-      const dest = at.get(a)!;
-      const local = byOrigin.get(origin.get(a)!)!;
-      const b =
-        rng.next() < 0.7
-          ? local[Math.floor(rng.next() * local.length)]!
-          : cands[Math.floor(rng.next() * cands.length)]!;
-      if (b === a || at.get(b) !== origin.get(b)) continue;
-      if (!tryMove(a, origin.get(a)!)) continue;
+      const a = pickIn(movedList);
+      if (place[a] === home[a]) continue;
+      const dest = place[a]!;
+      const b = rng.next() < 0.7 ? pickIn(byOrigin[home[a]!]!) : pickIn(cands);
       const zone = zoneOf(b);
-      if (zone.length === 0) {
-        relocate(a, dest);
-        continue;
-      }
-      if (!tryMove(b, rng.next() < 0.5 ? dest : zone[Math.floor(rng.next() * zone.length)]!)) {
-        relocate(a, dest);
+      if (b === a || place[b] !== home[b] || zone.length === 0) continue;
+      if (!tryMove(a, home[a]!)) continue;
+      if (!tryMove(b, rng.next() < 0.5 ? dest : pickIn(zone))) {
+        takeBack();
         continue;
       }
     } else continue;
-    meter.evaluations++;
     let delta = soft;
-    for (const [s] of undo) {
-      const was = moved.has(s);
-      const now = at.get(s) !== origin.get(s);
-      if (was !== now) delta += now ? cost(s) : -cost(s);
-    }
     let count = moved.size;
-    for (const [s] of undo) {
-      const was = moved.has(s);
-      const now = at.get(s) !== origin.get(s);
-      if (was !== now) count += now ? 1 : -1;
+    for (let k = 0; k < undoCount; k++) {
+      const s = undoServer[k]!;
+      const now = place[s] !== home[s];
+      if ((isMoved[s] === 1) !== now) {
+        delta += now ? cost(s) : -cost(s);
+        count += now ? 1 : -1;
+      }
     }
     const next = balance() + extra + delta;
     if (count <= limitK && (next <= current || rng.next() < Math.exp((current - next) / temperature))) {
       current = next;
       extra += delta;
-      for (const [s] of undo) {
-        if (at.get(s) !== origin.get(s)) moved.add(s);
-        else moved.delete(s);
+      for (let k = 0; k < undoCount; k++) {
+        const s = undoServer[k]!;
+        if (place[s] !== home[s]) {
+          moved.add(s);
+          isMoved[s] = 1;
+        } else {
+          moved.delete(s);
+          isMoved[s] = 0;
+        }
+        journalServer.push(s);
+        journalHost.push(undoHost[k]!);
       }
       if (current < best - 1e-9) {
         best = current;
-        bestPlacement = new Map([...moved].map((s) => [s, at.get(s)!]));
+        journalServer.length = 0;
+        journalHost.length = 0;
       }
-    } else {
-      for (let k = undo.length - 1; k >= 0; k--) relocate(undo[k]![0], undo[k]![1]);
-    }
+    } else takeBack();
   }
-  if (bestPlacement === null || best >= start - 1e-9) return false;
+  meter.evaluations += proposals * ANNEAL_PROPOSAL_COST;
+  if (best >= start - 1e-9) return false;
+  for (let k = journalServer.length - 1; k >= 0; k--) relocate(journalServer[k]!, journalHost[k]!);
+  const bestPlacement = new Map<number, number>();
+  for (const s of cands) if (place[s] !== home[s]) bestPlacement.set(s, place[s]!);
 
   // The new moves in an order where each step is legal: the plan's moves that stay first, in
   // their order, then the others by server; each round applies every move legal by then.
@@ -268,7 +274,7 @@ export function annealAggregate(
   const saved = seq.slice();
   const others = seq.filter((m) => state.hosts[state.servers[m.server]!.origin]!.aggregate !== agg);
   const wanted: SpreadStep[] = [...fixed];
-  const kept = own.filter((m) => bestPlacement!.get(m.server) === m.to);
+  const kept = own.filter((m) => bestPlacement.get(m.server) === m.to);
   wanted.push(...kept);
   for (const [s, to] of [...bestPlacement].sort((a, b) => a[0] - b[0]))
     if (!kept.some((m) => m.server === s)) wanted.push({ server: s, to });

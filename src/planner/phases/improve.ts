@@ -13,7 +13,7 @@
 import { groupViolationDelta, groupViolations } from '../constraints/hard-groups.js';
 import { firstRejection } from '../constraints/index.js';
 import type { PlanContext } from '../context.js';
-import { annealAggregate } from './anneal.js';
+import { ANNEAL_PROPOSAL_COST, annealAggregate } from './anneal.js';
 import type { BestMoveSearch, WorkMeter } from './best-move.js';
 
 /**
@@ -89,7 +89,8 @@ export function improveSpread(
     (ANNEAL_SHARE * Math.max(0, limit - meter.evaluations)) / Math.max(1, aggs.length),
   );
   for (const agg of aggs) {
-    if (annealAggregate(ctx, agg, seq, meter, share, objective, replay)) changed = true;
+    if (annealAggregate(ctx, agg, seq, meter, Math.floor(share / ANNEAL_PROPOSAL_COST), objective, replay))
+      changed = true;
   }
   const reassign = new Reassign(ctx, seq, meter, objective, replay);
   for (let i = 0; meter.evaluations < limit; i = (i + 1) % seq.length) {
@@ -252,6 +253,9 @@ function softViolationsOf(ctx: PlanContext, servers: number[]): number {
   return v;
 }
 
+/** Work units (docs/policy.md) one scored candidate counts for: its CPU next to a best-move evaluation. */
+const REASSIGN_EVALUATION_COST = 4;
+
 /** Candidates confirmed by a replay per move, best estimate first; the rest wait for the next pass. */
 const REASSIGN_TRIES = 3;
 
@@ -264,8 +268,6 @@ const REASSIGN_TRIES = 3;
  */
 class Reassign {
   sinceChange = 0;
-  private readonly hostDelta: Float64Array;
-  private readonly touchedHosts: number[] = [];
   private readonly zoneHosts = new Map<string, number[]>();
 
   constructor(
@@ -276,7 +278,6 @@ class Reassign {
     private readonly replay: (skip: number) => boolean,
   ) {
     const { state } = ctx;
-    this.hostDelta = new Float64Array(4 * state.D);
     for (const a of state.aggregates) {
       for (const h of a.counted) {
         const key = `${a.index}\u0000${state.hosts[h]!.az}`;
@@ -318,7 +319,7 @@ class Reassign {
         if (delta < -1e-9) candidates.push({ server: b, to: c, delta });
       }
     }
-    this.meter.evaluations += evaluations;
+    this.meter.evaluations += evaluations * REASSIGN_EVALUATION_COST;
     if (candidates.length === 0) return false;
     candidates.sort((x, y) => x.delta - y.delta || x.server - y.server || x.to - y.to);
     const before = this.objective(agg);
@@ -363,36 +364,24 @@ class Reassign {
     const D = state.D;
     const la = state.servers[a]!.load;
     const lb = state.servers[b]!.load;
-    const hs = this.touchedHosts;
-    hs.length = 0;
-    const delta = this.hostDelta;
-    delta.fill(0);
-    const add = (h: number, load: Float64Array, sign: number): void => {
-      let k = hs.indexOf(h);
-      if (k < 0) {
-        k = hs.length;
-        hs.push(h);
-      }
-      for (let d = 0; d < D; d++) delta[k * D + d]! += sign * load[d]!;
-    };
-    add(dst, la, -1);
-    add(src, la, 1);
-    add(src, lb, -1);
-    add(c, lb, 1);
     const n = state.aggregates[agg]!.counted.length;
+    const hs = state.hosts;
     let total = 0;
     for (let d = 0; d < D; d++) {
       let s1 = state.s1[agg * D + d]!;
       let s2 = state.s2[agg * D + d]!;
-      for (let k = 0; k < hs.length; k++) {
-        const h = state.hosts[hs[k]!]!;
-        const p = h.phys[d]!;
-        if (!h.usable || p <= 0) continue;
-        const u = state.load[hs[k]! * D + d]! / p;
-        const nu = u + delta[k * D + d]! / p;
+      // Load changes per host: dst loses a (gains b when c is dst), src gains a and loses b, c gains b.
+      const shift = (h: number, change: number): void => {
+        const p = hs[h]!.phys[d]!;
+        if (change === 0 || !hs[h]!.usable || p <= 0) return;
+        const u = state.load[h * D + d]! / p;
+        const nu = u + change / p;
         s1 += nu - u;
         s2 += nu * nu - u * u;
-      }
+      };
+      shift(dst, c === dst ? lb[d]! - la[d]! : -la[d]!);
+      if (b !== a) shift(src, la[d]! - lb[d]!);
+      if (c !== dst) shift(c, lb[d]!);
       const mean = s1 / n;
       total += state.dims[d]!.weight * Math.sqrt(Math.max(0, s2 / n - mean * mean));
     }
