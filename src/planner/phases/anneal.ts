@@ -27,6 +27,8 @@ const SEED = 0x5eed;
  * scored moves of the best-move search (measured on the benchmark machine).
  */
 export const ANNEAL_PROPOSAL_COST = 12;
+/** Proposals per move of the plan at most (the benchmark's plans of 200 moves use about 400). */
+const PROPOSALS_PER_MOVE = 500;
 
 export function annealAggregate(
   ctx: PlanContext,
@@ -43,6 +45,8 @@ export function annealAggregate(
   const n = counted.length;
   const own = seq.filter((m) => state.hosts[state.servers[m.server]!.origin]!.aggregate === agg);
   const K = own.length;
+  // Small plans need fewer proposals: the search space grows with the moves to place.
+  proposals = Math.min(proposals, PROPOSALS_PER_MOVE * K);
   if (n < 2 || K === 0 || proposals <= 0) return false;
 
   // Candidates: servers of the aggregate that the plan does not move in another phase and that
