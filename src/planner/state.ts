@@ -292,23 +292,27 @@ export class ClusterState {
     return this.history;
   }
 
-  private move(server: number, from: number, to: number): void {
-    const s = this.servers[server]!;
+  /** Adds (sign 1) or removes (sign -1) a server's allocation and load on a host, with the sums. */
+  private shift(s: ServerRec, host: number, sign: number): void {
     const D = this.D;
-    for (const host of [from, to]) {
-      const sign = host === from ? -1 : 1;
-      const h = this.hosts[host]!;
-      for (let r = 0; r < 3; r++) this.used[host * 3 + r]! += sign * s.alloc[r]!;
-      for (let d = 0; d < D; d++) {
-        const before = this.util(host, d);
-        this.load[host * D + d]! += sign * s.load[d]!;
-        if (h.usable) {
-          const after = this.util(host, d);
-          this.s1[h.aggregate * D + d]! += after - before;
-          this.s2[h.aggregate * D + d]! += after * after - before * before;
-        }
+    const h = this.hosts[host]!;
+    for (let r = 0; r < 3; r++) this.used[host * 3 + r]! += sign * s.alloc[r]!;
+    for (let d = 0; d < D; d++) {
+      const before = this.util(host, d);
+      this.load[host * D + d]! += sign * s.load[d]!;
+      if (h.usable) {
+        const after = this.util(host, d);
+        this.s1[h.aggregate * D + d]! += after - before;
+        this.s2[h.aggregate * D + d]! += after * after - before * before;
       }
     }
+  }
+
+  private move(server: number, from: number, to: number): void {
+    const s = this.servers[server]!;
+    // Replays of whole plans in the improvement stage call this most: no allocation here.
+    this.shift(s, from, -1);
+    this.shift(s, to, 1);
     this.on[from]!.delete(server);
     this.on[to]!.add(server);
     this.at[server] = to;

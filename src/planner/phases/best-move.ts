@@ -62,9 +62,18 @@ export class BestMoveSearch {
   private readonly cand: Int32Array;
   private readonly candLoad: Float64Array;
   private readonly candCost: Float64Array;
-  private readonly candClasses: HostClass[][];
   /** 1 / physical capacity per host and dimension (0 when the host has none). */
   private readonly hostInv: Float64Array;
+  /** As hostInv, but 0 on hosts not counted in the imbalance: a departure from them changes no sum. */
+  private readonly srcInv: Float64Array;
+  private readonly candGroup: Int32Array;
+  /** Zone of each candidate (index into zones), and per zone its classes' 1/phys and ideal points, flat. */
+  private readonly candZone: Int32Array;
+  private readonly zones: { classes: HostClass[]; inv: Float64Array; ideal: Float64Array }[] = [];
+  /** Pass-1 survivors, reused between searches. */
+  private ideals: Float64Array;
+  private idealServers: Int32Array;
+  private uniforms: Float64Array;
 
   constructor(
     private readonly ctx: PlanContext,
@@ -117,12 +126,33 @@ export class BestMoveSearch {
     this.cand = Int32Array.from(cand);
     this.candLoad = new Float64Array(cand.length * D);
     this.candCost = new Float64Array(cand.length);
-    this.candClasses = cand.map((s, i) => {
+    this.srcInv = new Float64Array(state.hosts.length * D);
+    for (const h of state.aggregates[agg]!.counted)
+      for (let d = 0; d < D; d++) this.srcInv[h * D + d] = this.hostInv[h * D + d]!;
+    const zoneIndex = new Map<string, number>();
+    for (const [az, classes] of [...this.classesByZone].sort((a, b) =>
+      a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0,
+    )) {
+      zoneIndex.set(az, this.zones.length);
+      const inv = new Float64Array(classes.length * D);
+      classes.forEach((c, k) => {
+        for (let d = 0; d < D; d++) inv[k * D + d] = c.invPhys[d]!;
+      });
+      this.zones.push({ classes, inv, ideal: new Float64Array(classes.length * D) });
+    }
+    this.candGroup = new Int32Array(cand.length);
+    this.candZone = new Int32Array(cand.length);
+    cand.forEach((s, i) => {
       const sv = state.servers[s]!;
       for (let d = 0; d < D; d++) this.candLoad[i * D + d] = sv.load[d]!;
       this.candCost[i] = ctx.policy.migrationCostPerSecond * sv.estSeconds;
-      return this.classesByZone.get(state.hosts[state.at[s]!]!.az)!;
+      this.candGroup[i] = sv.group;
+      const az = state.hosts[state.at[s]!]!.az;
+      this.candZone[i] = zoneIndex.get(az)!;
     });
+    this.ideals = new Float64Array(cand.length);
+    this.idealServers = new Int32Array(cand.length);
+    this.uniforms = new Float64Array(cand.length);
   }
 
   /** Many moves were applied or undone: every class is re-sorted on the next search. */
@@ -162,27 +192,41 @@ export class BestMoveSearch {
     };
 
     // Pass 1: every server against the ideal point of each class of its zone (one evaluation
-    // per class, an upper bound), and on the hosts of its group one by one.
-    const ideals: number[] = [];
-    const idealServers: number[] = [];
-    const uniforms: number[] = [];
+    // per class, an upper bound), and on the hosts of its group one by one. The hot loop of the
+    // planner: it reads flat arrays only (profiled, docs/benchmarks.md).
+    for (const z of this.zones) {
+      z.classes.forEach((c, k) => {
+        for (let d = 0; d < D; d++) z.ideal[k * D + d] = c.sufMin[d]!;
+      });
+    }
+    const ideals = this.ideals;
+    const idealServers = this.idealServers;
+    const uniforms = this.uniforms;
+    let survivors = 0;
     let evaluations = 0;
     const sums = this.sums;
-    const aggS1 = state.aggregates[this.agg]!.index * D;
+    const w = this.weights;
+    const aggS1 = this.agg * D;
+    const at = state.at;
+    const moved = state.moved;
+    const load = state.load;
+    const s1Agg = state.s1;
+    const s2Agg = state.s2;
+    const srcInv = this.srcInv;
+    const candLoad = this.candLoad;
     for (let i = 0; i < this.cand.length; i++) {
       const s = this.cand[i]!;
-      if (state.moved[s] !== 0) continue;
+      if (moved[s] !== 0) continue;
       if (softOnly && !this.inSoftGroup(s)) continue;
-      const h = state.at[s]!;
+      const h = at[s]!;
       // The aggregate's sums with the server taken off its host (as ClusterState.sumsWithoutServer).
-      const srcUsable = state.hosts[h]!.usable;
       for (let d = 0; d < D; d++) {
-        let s1 = state.s1[aggS1 + d]!;
-        let s2 = state.s2[aggS1 + d]!;
-        const inv = this.hostInv[h * D + d]!;
-        if (srcUsable && inv > 0) {
-          const u = state.load[h * D + d]! * inv;
-          const nu = u - this.candLoad[i * D + d]! * inv;
+        let s1 = s1Agg[aggS1 + d]!;
+        let s2 = s2Agg[aggS1 + d]!;
+        const inv = srcInv[h * D + d]!;
+        if (inv > 0) {
+          const u = load[h * D + d]! * inv;
+          const nu = u - candLoad[i * D + d]! * inv;
           s1 += nu - u;
           s2 += nu * nu - u * u;
         }
@@ -191,7 +235,7 @@ export class BestMoveSearch {
       }
       const cost = this.candCost[i]!;
       let uniform = 0;
-      const group = state.servers[s]!.group;
+      const group = this.candGroup[i]!;
       if (group >= 0) {
         for (const to of state.groups[group]!.count.keys()) {
           const dest = state.hosts[to]!;
@@ -206,17 +250,30 @@ export class BestMoveSearch {
         if (u === null || (softOnly && u >= 0)) continue;
         uniform = u;
       }
-      const zoneClasses = this.candClasses[i]!;
-      const load = state.servers[s]!.load;
-      let ideal = Number.NEGATIVE_INFINITY;
-      for (const c of zoneClasses) {
-        ideal = Math.max(ideal, (current - this.afterAt(load, c.invPhys, c.sufMin, 0)) * n - uniform - cost);
+      // The smallest imbalance over the zone's class ideal points (afterAt, inlined).
+      const zone = this.zones[this.candZone[i]!]!;
+      const zInv = zone.inv;
+      const zIdeal = zone.ideal;
+      const nc = zone.classes.length;
+      let after = Number.POSITIVE_INFINITY;
+      for (let k = 0; k < nc; k++) {
+        let total = 0;
+        for (let d = 0; d < D; d++) {
+          const x = candLoad[i * D + d]! * zInv[k * D + d]!;
+          const s1 = sums[d]! + x;
+          const s2 = sums[D + d]! + 2 * zIdeal[k * D + d]! * x + x * x;
+          const mean = s1 / n;
+          total += w[d]! * Math.sqrt(Math.max(0, s2 / n - mean * mean));
+        }
+        if (total < after) after = total;
       }
-      evaluations += zoneClasses.length;
+      evaluations += nc;
+      const ideal = (current - after) * n - uniform - cost;
       if (ideal < floor) continue;
-      ideals.push(ideal);
-      idealServers.push(s);
-      uniforms.push(uniform);
+      ideals[survivors] = ideal;
+      idealServers[survivors] = s;
+      uniforms[survivors] = uniform;
+      survivors++;
     }
 
     // Pass 2: the Pareto fronts, for the servers with the best ideal bounds first (so a strong
@@ -251,10 +308,10 @@ export class BestMoveSearch {
         boundServers.push(s);
       }
     };
-    const first = topIndices(ideals, SEED_SERVERS);
+    const first = topIndices(ideals, survivors, SEED_SERVERS);
     for (const i of first) scoreFronts(i);
     const seeded = new Set(first);
-    for (let i = 0; i < ideals.length; i++) {
+    for (let i = 0; i < survivors; i++) {
       if (seeded.has(i) || (best !== null && ideals[i]! < (best as BestMove).net)) continue;
       scoreFronts(i);
     }
@@ -433,10 +490,10 @@ export class BestMoveSearch {
   }
 }
 
-/** Indices of the k largest values, largest first (ties: lower index first). */
-function topIndices(values: number[], k: number): number[] {
+/** Indices of the k largest of the first `count` values, largest first (ties: lower index first). */
+function topIndices(values: Float64Array, count: number, k: number): number[] {
   const top: number[] = [];
-  for (let i = 0; i < values.length; i++) {
+  for (let i = 0; i < count; i++) {
     const v = values[i]!;
     if (top.length === k && v <= values[top[k - 1]!]!) continue;
     let j = top.length < k ? top.length : k - 1;

@@ -15,6 +15,9 @@ import { scoreMove } from '../objectives/move-score.js';
 import { type BestMove, BestMoveSearch, type WorkMeter } from './best-move.js';
 import { bestSwap, IMPROVE_EVALUATIONS_PER_MS, improveSpread, type Swap } from './improve.js';
 
+/** Share of the improvement stage's work for the moves made when swaps may follow. */
+const SWAP_RESERVE = 0.5;
+
 /** Below this net gain (objective units) a move is float noise, not an improvement. */
 export const MIN_IMPROVEMENT = 1e-9;
 
@@ -33,7 +36,10 @@ export function spread(ctx: PlanContext, meter: WorkMeter = ctx.work): void {
   if (budget <= 0) return;
   const limit = meter.evaluations + budget;
   const seq = state.applied.slice(base).map((m) => ({ server: m.server, to: m.to }));
-  if (seq.length === 0 || !improveSpread(ctx, searches, seq, base, floor, meter, limit)) {
+  // When the greedy stopped with moves left (no single move pays), swaps may still pay: the
+  // re-optimisation of the moves made gets half the work, the swaps keep the rest.
+  const improveLimit = ctx.budgetLeft >= 2 ? meter.evaluations + Math.floor(budget * SWAP_RESERVE) : limit;
+  if (seq.length === 0 || !improveSpread(ctx, searches, seq, base, floor, meter, improveLimit)) {
     swaps(ctx, searches, floor, meter, limit);
     return;
   }
