@@ -16,7 +16,7 @@ import { silentLogger } from '../../src/cloud/log.js';
 import { openSession } from '../../src/cloud/session.js';
 import { parseServiceConfig } from '../../src/config/load.js';
 import type { LockService } from '../../src/coordination/locks.js';
-import type { Host, Server, Snapshot } from '../../src/model/snapshot.js';
+import type { Snapshot } from '../../src/model/snapshot.js';
 import { type ServiceApi, startServiceApi } from '../../src/service/api.js';
 import { AicerineService } from '../../src/service/service.js';
 import { SimClock } from '../../src/sim/clock.js';
@@ -26,6 +26,7 @@ import { type SimServerHandle, startSimServer } from '../../src/sim/http/server.
 import { staticLoadModel } from '../../src/sim/load.js';
 import { SimCloud } from '../../src/sim/model.js';
 import { openStore, type Store } from '../../src/store/store.js';
+import { serviceHost as host, serverFactory } from '../service/world.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
 /** Why the browser tests cannot run here, or null when they can. */
@@ -41,40 +42,9 @@ const CYCLE_MS = 700;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const always = ['Mon-Sun 00:00 - 24:00 UTC'];
 
-function host(name: string, aggregate: string): Host {
-  return {
-    name,
-    availabilityZone: 'nova',
-    aggregates: [aggregate],
-    service: { state: 'up', status: 'enabled', forcedDown: false },
-    inventory: {
-      VCPU: { total: 32, reserved: 0, allocationRatio: 4 },
-      MEMORY_MB: { total: 131072, reserved: 0, allocationRatio: 1 },
-      DISK_GB: { total: 4000, reserved: 0, allocationRatio: 1 },
-    },
-    usage: {},
-  };
-}
-
-let n = 0;
-function server(hostName: string, cpu: number): Server {
-  n++;
-  return {
-    id: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`,
-    name: `vm-${n}`,
-    projectId: 'e0000000000000000000000000000001',
-    host: hostName,
-    status: 'ACTIVE',
-    taskState: null,
-    flavor: { name: 'f4', vcpus: 4, ramMB: 8192, diskGB: 20 },
-    sharedStorage: true,
-    load: { cpu, memoryMB: 6000 },
-  };
-}
-
 /** gold (assisted): g1 runs 8 servers at 3.5 busy cores of its 32 (88%, hot); g2 and g3 idle. silver: observed. */
 function world(): Snapshot {
-  n = 0;
+  const server = serverFactory();
   return {
     format: 'aicerine-snapshot/1',
     takenAt: new Date().toISOString(),
