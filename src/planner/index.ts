@@ -110,7 +110,7 @@ export function planSnapshot(snapshot: Snapshot, policy: Policy, options: PlanOp
         ? Object.fromEntries(
             aggregates.map((a, i) => [
               `imbalanceLowerBound:${a.name}`,
-              Math.floor(lowerBound(i, a.moves.length) * 1e6) / 1e6,
+              Math.floor(lowerBound(i, a.moves.length, state) * 1e6) / 1e6,
             ]),
           )
         : {}),

@@ -21,8 +21,12 @@
 //    move fall, so the N largest gains win), and likewise into the hosts below c. The least
 //    sum over c is found by branch and bound on c (the sum is Lipschitz in c), so it stays a
 //    bound even where it is not convex. Much tighter than 2 when few large servers can move.
-// Capacity, zones and groups are ignored: weak, but honest.
+// 4. Dimensions together (coupled-bound.ts): a move carries all of a server's dimensions at once.
+//    The relaxations above bound each dimension alone; this one bounds the weighted sum, and is
+//    the strongest where many servers can move.
+// Capacity and groups are ignored (zones too, except in 4): weak, but honest.
 import type { ClusterState } from '../state.js';
+import { type CoupledInput, coupledBound } from './coupled-bound.js';
 
 const BISECTIONS = 40;
 
@@ -42,12 +46,19 @@ interface DimensionInput {
 
 /**
  * Captures every aggregate's utilizations now (call before any move) and returns the bound for
- * an aggregate and a number of moves.
+ * an aggregate and a number of moves. `end`, when given, is the same cluster after some plan: the
+ * coupled relaxation starts from that plan's end state, which only speeds it up.
  */
-export function imbalanceLowerBounds(state: ClusterState): (agg: number, moves: number) => number {
+export function imbalanceLowerBounds(
+  state: ClusterState,
+): (agg: number, moves: number, end?: ClusterState) => number {
   const inputs = state.aggregates.map((a) => state.dims.map((_, d) => dimensionInput(state, a.index, d)));
+  const coupled = state.aggregates.map((a) => coupledInput(state, a.index));
   const weights = state.dims.map((d) => d.weight);
-  return (agg, moves) => {
+  return (agg, moves, end) => {
+    const together = coupled[agg]
+      ? coupledBound(coupled[agg], moves, end ? endUtilizations(end, agg) : null)
+      : 0;
     let total = 0;
     inputs[agg]!.forEach((input, d) => {
       const n = input.u.length;
@@ -60,7 +71,78 @@ export function imbalanceLowerBounds(state: ClusterState): (agg: number, moves: 
       total += weights[d]! * Math.sqrt(Math.max(0, ss) / n);
     });
     // Float sums carry relative errors near 1e-15; shave far more than that so the bound stays below.
-    return total * (1 - 1e-9);
+    return Math.max(total * (1 - 1e-9), together);
+  };
+}
+
+/** Utilizations of the aggregate's counted hosts (host-major), as coupledInput orders them. */
+function endUtilizations(state: ClusterState, agg: number): Float64Array {
+  const counted = state.aggregates[agg]!.counted;
+  const D = state.dims.length;
+  const u = new Float64Array(counted.length * D);
+  counted.forEach((h, i) => {
+    for (let d = 0; d < D; d++) u[i * D + d] = state.util(h, d);
+  });
+  return u;
+}
+
+/** Input of relaxation 4; null when the aggregate has fewer than two counted hosts or a negative load. */
+function coupledInput(state: ClusterState, agg: number): CoupledInput | null {
+  const { counted, hosts } = state.aggregates[agg]!;
+  const n = counted.length;
+  const D = state.dims.length;
+  if (n < 2) return null;
+  const slot = new Map(counted.map((h, i) => [h, i]));
+  const zones = new Map<string, number>();
+  const zoneOf = (h: number): number => {
+    const az = state.hosts[h]!.az;
+    let z = zones.get(az);
+    if (z === undefined) {
+      z = zones.size;
+      zones.set(az, z);
+    }
+    return z;
+  };
+  const alpha = Float64Array.from(state.dims, (dim) => dim.weight / Math.sqrt(n));
+  const u0 = endUtilizations(state, agg);
+  const phys = new Float64Array(n * D);
+  const zone = new Int32Array(n);
+  const perZone = new Map<number, number>();
+  counted.forEach((h, i) => {
+    for (let d = 0; d < D; d++) phys[i * D + d] = state.hosts[h]!.phys[d]!;
+    zone[i] = zoneOf(h);
+    perZone.set(zone[i]!, (perZone.get(zone[i]!) ?? 0) + 1);
+  });
+  const home: number[] = [];
+  const moverZone: number[] = [];
+  const load: number[] = [];
+  for (const h of hosts) {
+    const z = zoneOf(h);
+    const at = slot.get(h) ?? -1;
+    // Destinations are the zone's other counted hosts; none, and the server cannot move.
+    if ((perZone.get(z) ?? 0) - (at >= 0 ? 1 : 0) < 1) continue;
+    for (const s of state.on[h]!) {
+      const server = state.servers[s]!;
+      if (server.immovable !== null) continue;
+      for (let d = 0; d < D; d++) {
+        const l = server.load[d]!;
+        if (!(l >= 0)) return null;
+        load.push(l);
+      }
+      home.push(at);
+      moverZone.push(z);
+    }
+  }
+  return {
+    n,
+    D,
+    alpha,
+    u0,
+    phys,
+    zone,
+    home: Int32Array.from(home),
+    moverZone: Int32Array.from(moverZone),
+    load: Float64Array.from(load),
   };
 }
 
