@@ -1,11 +1,14 @@
 // The gap's lower bound: never above what a plan of as many moves reaches, and it tightens as
 // the number of moves falls.
+import { resolve } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { planSnapshot } from '../../src/planner/index.js';
 import { imbalanceLowerBounds } from '../../src/planner/objectives/lower-bound.js';
 import { ClusterState } from '../../src/planner/state.js';
+import { importBitbrains } from '../../src/snapshot/import-bitbrains.js';
 import { synthesizeSnapshot } from '../../src/snapshot/synth.js';
+import { loadBitbrains } from '../../src/traces/bitbrains.js';
 import { cluster, host, server } from '../fixtures/cluster.js';
 import { build, shape } from '../fixtures/random-cluster.js';
 import { policyWith } from '../fixtures/state.js';
@@ -81,10 +84,13 @@ describe('imbalance lower bound', () => {
     expect(values[2]!).toBeGreaterThan(start / 2);
   });
 
-  it('is never above the best three moves found by trying them all, within the zone', () => {
+  it('is never above the best three moves found by trying them all, within the zone, idle servers among them', () => {
     fc.assert(
-      fc.property(shape, (s) => {
+      fc.property(shape, fc.integer({ min: 2, max: 5 }), (s, every) => {
         const snap = build({ ...s, servers: s.servers.slice(0, 6) }, true);
+        snap.servers.forEach((v, i) => {
+          if (i % every === 1) v.load = { cpu: 0, memoryMB: 0 };
+        });
         const state = new ClusterState(snap, policyWith());
         const bound = imbalanceLowerBounds(state);
         state.aggregates.forEach((agg) => {
@@ -121,8 +127,33 @@ describe('imbalance lower bound', () => {
           }
         });
       }),
-      { numRuns: 60, seed: 21 },
+      { numRuns: 150, seed: 21 },
     );
+  });
+
+  it('stays below the plans on the shipped Bitbrains sample, idle servers and all', async () => {
+    // Idle servers cost nothing anywhere; the coupled relaxation's sweep must not let them decide
+    // where the loaded servers go. It once did, and claimed 0.0054 where 10 moves reached 0.0047.
+    const series = await loadBitbrains(
+      resolve(import.meta.dirname, '../../data/bitbrains-sample/hourly-sample.csv.gz'),
+    );
+    const snap = importBitbrains(series, { seed: 1 });
+    for (const budget of [10, 50, 200]) {
+      const plan = planSnapshot(
+        snap,
+        policyWith({
+          minGain: 0,
+          migrationCostPerSecond: 0,
+          spread: { targetImbalance: 0 },
+          budget: { maxMoves: budget },
+        }),
+      );
+      for (const agg of plan.aggregates) {
+        expect(plan.stats[`imbalanceLowerBound:${agg.name}`]!).toBeLessThanOrEqual(
+          agg.after.imbalance + 1e-9,
+        );
+      }
+    }
   });
 
   it("counts that one move carries all of a server's dimensions at once", () => {

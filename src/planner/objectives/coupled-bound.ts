@@ -50,11 +50,12 @@ export function coupledBound(input: CoupledInput, moves: number, start: Float64A
   const y = new Float64Array(n * D);
   const vertex = new Float64Array(n * D);
   const mix = new Float64Array(n * D);
-  const picked = new TopK(Math.min(moves, movers));
+  const sweep = sweepOrder(input);
+  const scratch = { gain: new Float64Array(movers), to: new Int32Array(movers) };
   let best = 0;
   for (let t = 0; t < iterations; t++) {
     if (!gradient(input, u, y)) break;
-    bestVertex(input, y, picked, vertex);
+    bestVertex(input, y, moves, sweep, scratch, vertex);
     best = Math.max(best, centredProduct(input, y, vertex));
     // Exact enough line search: the imbalance is convex along the segment.
     let lo = 0;
@@ -157,41 +158,131 @@ function valueAt(
  * The hull's best vertex for y: the N servers with the largest δ moved to their cheapest host.
  * A server's cost on a host is linear in the host's point z_h = y_h / capacity_h with
  * non-negative coefficients (its loads), so only hosts no other host beats in every dimension
- * (per zone) can be cheapest: the scan runs over those few.
+ * (per zone) can be cheapest. In two dimensions those form a convex chain along which the
+ * cheapest host moves one way as a server's memory-to-CPU ratio grows: servers taken in that
+ * order (`sweep`) find theirs with one pointer per zone instead of a scan each. Exported for
+ * the tests, which hold it against a scan of every host.
  */
-function bestVertex(input: CoupledInput, y: Float64Array, picked: TopK, vertex: Float64Array): void {
+export function bestVertex(
+  input: CoupledInput,
+  y: Float64Array,
+  moves: number,
+  sweep: Int32Array,
+  scratch: { gain: Float64Array; to: Int32Array },
+  vertex: Float64Array,
+): void {
   const { n, D, phys, zone, home, moverZone, load, alpha } = input;
   // Loads are never negative, so a server's cost Σ_d alpha_d·load_d·z_{h,d} has non-negative coefficients.
   const z = new Float64Array(n * D);
   for (let i = 0; i < n * D; i++) z[i] = phys[i]! > 0 ? (alpha[i % D]! * y[i]!) / phys[i]! : 0;
   const front = paretoFronts(z, n, D, zone);
-  picked.clear();
-  for (let s = 0; s < home.length; s++) {
-    const h0 = home[s]!;
-    let c0 = 0;
-    if (h0 >= 0) for (let d = 0; d < D; d++) c0 += load[s * D + d]! * z[h0 * D + d]!;
-    let min = Number.POSITIVE_INFINITY;
-    let arg = -1;
-    for (const h of front.get(moverZone[s]!) ?? []) {
-      let c = 0;
-      for (let d = 0; d < D; d++) c += load[s * D + d]! * z[h * D + d]!;
-      if (c < min) {
-        min = c;
-        arg = h;
-      }
+  const cost = (s: number, h: number): number => {
+    let c = 0;
+    for (let d = 0; d < D; d++) c += load[s * D + d]! * z[h * D + d]!;
+    return c;
+  };
+  const { gain, to } = scratch;
+  gain.fill(0);
+  let chain: number[] = [];
+  let at = 0;
+  let chainZone = -1;
+  for (const s of sweep) {
+    if (moverZone[s] !== chainZone) {
+      chainZone = moverZone[s]!;
+      chain = front.get(chainZone) ?? [];
+      at = 0;
     }
+    if (chain.length === 0) continue;
+    let arg: number;
+    if (D === 2) {
+      // Strictly cheaper only: a server without load costs nothing anywhere, and must not carry
+      // the pointer past the hosts the next servers need. Along the convex chain the cost falls,
+      // then rises, so the first host not beaten by the next is the cheapest.
+      while (at + 1 < chain.length && cost(s, chain[at + 1]!) < cost(s, chain[at]!)) at++;
+      arg = chain[at]!;
+    } else {
+      arg = chain[0]!;
+      for (const h of chain) if (cost(s, h) < cost(s, arg)) arg = h;
+    }
+    const h0 = home[s]!;
+    const delta = (h0 >= 0 ? cost(s, h0) : 0) - cost(s, arg);
     // The cheapest host may be the server's own: then no destination gains, δ = 0.
-    if (arg >= 0 && arg !== h0 && c0 - min > 0) picked.offer(s, arg, c0 - min);
+    if (arg !== h0 && delta > 0) {
+      gain[s] = delta;
+      to[s] = arg;
+    }
   }
   vertex.set(input.u0);
-  for (const { server: s, to } of picked.items()) {
+  for (const s of largest(gain, moves)) {
     const h0 = home[s]!;
+    const t = to[s]!;
     for (let d = 0; d < D; d++) {
       const l = load[s * D + d]!;
       if (h0 >= 0 && phys[h0 * D + d]! > 0) vertex[h0 * D + d]! -= l / phys[h0 * D + d]!;
-      if (phys[to * D + d]! > 0) vertex[to * D + d]! += l / phys[to * D + d]!;
+      if (phys[t * D + d]! > 0) vertex[t * D + d]! += l / phys[t * D + d]!;
     }
   }
+}
+
+/** Movers by zone, then (two dimensions) by memory-to-CPU load ratio: bestVertex's sweep order. */
+export function sweepOrder(input: CoupledInput): Int32Array {
+  const { D, load, moverZone } = input;
+  const ratio = (s: number): number => {
+    if (D !== 2) return 0;
+    const cpu = load[s * D]!;
+    const mem = load[s * D + 1]!;
+    return cpu > 0 ? mem / cpu : mem > 0 ? Number.POSITIVE_INFINITY : 0;
+  };
+  const order = Array.from({ length: moverZone.length }, (_, s) => s);
+  const ratios = order.map(ratio);
+  order.sort((a, b) => moverZone[a]! - moverZone[b]! || ratios[a]! - ratios[b]! || a - b);
+  return Int32Array.from(order);
+}
+
+/** Indices of the k largest positive values (ties broken by index), found in linear time. */
+function largest(values: Float64Array, k: number): number[] {
+  let count = 0;
+  for (let i = 0; i < values.length; i++) if (values[i]! > 0) count++;
+  const out: number[] = [];
+  if (count <= k) {
+    for (let i = 0; i < values.length; i++) if (values[i]! > 0) out.push(i);
+    return out;
+  }
+  if (k <= 0) return out;
+  const keys = new Float64Array(count);
+  let j = 0;
+  for (let i = 0; i < values.length; i++) if (values[i]! > 0) keys[j++] = values[i]!;
+  const threshold = kthLargest(keys, k);
+  for (let i = 0; i < values.length; i++) if (values[i]! > threshold) out.push(i);
+  for (let i = 0; i < values.length && out.length < k; i++) if (values[i] === threshold) out.push(i);
+  return out;
+}
+
+/** Hoare's selection on a scratch array (reordered in place). */
+function kthLargest(a: Float64Array, k: number): number {
+  let lo = 0;
+  let hi = a.length - 1;
+  const target = k - 1;
+  while (lo < hi) {
+    const pivot = a[(lo + hi) >> 1]!;
+    let i = lo;
+    let j = hi;
+    while (i <= j) {
+      while (a[i]! > pivot) i++;
+      while (a[j]! < pivot) j--;
+      if (i <= j) {
+        const t = a[i]!;
+        a[i] = a[j]!;
+        a[j] = t;
+        i++;
+        j--;
+      }
+    }
+    if (target <= j) hi = j;
+    else if (target >= i) lo = i;
+    else return a[target]!;
+  }
+  return a[target]!;
 }
 
 /**
@@ -244,63 +335,4 @@ function lowerLeftHulls(z: Float64Array, n: number, zone: Int32Array): Map<numbe
     hulls.set(zone[h]!, hull);
   }
   return hulls;
-}
-
-/** The k largest offers (server, destination, gain), kept in a min-heap on gain. */
-class TopK {
-  private servers: number[] = [];
-  private targets: number[] = [];
-  private gains: number[] = [];
-  constructor(private readonly k: number) {}
-  clear(): void {
-    this.servers = [];
-    this.targets = [];
-    this.gains = [];
-  }
-  offer(server: number, to: number, gain: number): void {
-    if (this.k <= 0) return;
-    const { servers, targets, gains } = this;
-    if (gains.length < this.k) {
-      servers.push(server);
-      targets.push(to);
-      gains.push(gain);
-      this.up(gains.length - 1);
-      return;
-    }
-    if (gain <= gains[0]!) return;
-    servers[0] = server;
-    targets[0] = to;
-    gains[0] = gain;
-    this.down(0);
-  }
-  items(): { server: number; to: number }[] {
-    return this.servers.map((server, i) => ({ server, to: this.targets[i]! }));
-  }
-  private swap(i: number, j: number): void {
-    const { servers, targets, gains } = this;
-    [servers[i], servers[j]] = [servers[j]!, servers[i]!];
-    [targets[i], targets[j]] = [targets[j]!, targets[i]!];
-    [gains[i], gains[j]] = [gains[j]!, gains[i]!];
-  }
-  private up(i: number): void {
-    while (i > 0) {
-      const p = (i - 1) >> 1;
-      if (this.gains[p]! <= this.gains[i]!) return;
-      this.swap(p, i);
-      i = p;
-    }
-  }
-  private down(i: number): void {
-    const g = this.gains;
-    for (;;) {
-      const l = 2 * i + 1;
-      const r = l + 1;
-      let m = i;
-      if (l < g.length && g[l]! < g[m]!) m = l;
-      if (r < g.length && g[r]! < g[m]!) m = r;
-      if (m === i) return;
-      this.swap(m, i);
-      i = m;
-    }
-  }
 }
