@@ -13,6 +13,19 @@ import { cluster, host, server } from '../fixtures/cluster.js';
 import { build, shape } from '../fixtures/random-cluster.js';
 import { policyWith } from '../fixtures/state.js';
 
+/** Every move of a movable server to another counted host of its zone, capacity or not. */
+function movesWithinZones(state: ClusterState, agg: number): (readonly [number, number])[] {
+  const { hosts, counted } = state.aggregates[agg]!;
+  return hosts
+    .flatMap((h) => [...state.on[h]!])
+    .filter((v) => state.servers[v]!.immovable === null)
+    .flatMap((v) =>
+      counted
+        .filter((h) => h !== state.at[v] && state.hosts[h]!.az === state.hosts[state.at[v]!]!.az)
+        .map((h) => [v, h] as const),
+    );
+}
+
 describe('imbalance lower bound', () => {
   it('is never above the imbalance the plan reaches with the same number of moves', () => {
     fc.assert(
@@ -38,14 +51,7 @@ describe('imbalance lower bound', () => {
         const state = new ClusterState(snap, policyWith());
         const bound = imbalanceLowerBounds(state);
         state.aggregates.forEach((agg) => {
-          const servers = agg.hosts
-            .flatMap((h) => [...state.on[h]!])
-            .filter((v) => state.servers[v]!.immovable === null);
-          const moves = servers.flatMap((v) =>
-            agg.counted
-              .filter((h) => h !== state.at[v] && state.hosts[h]!.az === state.hosts[state.at[v]!]!.az)
-              .map((h) => [v, h] as const),
-          );
+          const moves = movesWithinZones(state, agg.index);
           let best1 = state.imbalance(agg.index);
           let best2 = best1;
           for (const [v, h] of moves) {
@@ -94,15 +100,8 @@ describe('imbalance lower bound', () => {
         const state = new ClusterState(snap, policyWith());
         const bound = imbalanceLowerBounds(state);
         state.aggregates.forEach((agg) => {
-          const servers = agg.hosts
-            .flatMap((h) => [...state.on[h]!])
-            .filter((v) => state.servers[v]!.immovable === null);
-          const homes = new Map(servers.map((v) => [v, state.at[v]!]));
-          const moves = servers.flatMap((v) =>
-            agg.counted
-              .filter((h) => h !== homes.get(v) && state.hosts[h]!.az === state.hosts[homes.get(v)!]!.az)
-              .map((h) => [v, h] as const),
-          );
+          const moves = movesWithinZones(state, agg.index);
+          const homes = new Map(moves.map(([v]) => [v, state.at[v]!]));
           // best[k]: the least imbalance of k moves or fewer, each server moved at most once.
           const best = [
             state.imbalance(agg.index),
