@@ -2,10 +2,10 @@
 // hot host stands out, an operator approves the assisted plan, its migrations complete on the
 // live timeline and the heatmap evens out, all without a reload; and with Keystone, a reader sees
 // no approve button where an operator does.
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import { startDemo } from '../../src/service/demo.js';
-import { ensureWebBuild, launchBrowser, NO_BROWSER, PASSWORD, type Rig, startRig, watchPage } from './rig.js';
+import { browserSession, NO_BROWSER, PASSWORD, type Rig, startRig } from './rig.js';
 
 if (NO_BROWSER !== null) console.warn(`dashboard tests skipped: ${NO_BROWSER}`);
 
@@ -13,31 +13,14 @@ if (NO_BROWSER !== null) console.warn(`dashboard tests skipped: ${NO_BROWSER}`);
 const WAIT = 60_000;
 
 describe.skipIf(NO_BROWSER !== null)('the dashboard in headless Chromium', () => {
-  let browser: Browser;
+  const session = browserSession(WAIT);
   let rig: Rig | undefined;
   let page: Page;
-  let seen: string[] = [];
-
-  beforeAll(async () => {
-    ensureWebBuild();
-    browser = await launchBrowser();
-  }, 120_000);
-  afterAll(async () => {
-    await browser?.close();
-  });
-  afterEach(async (ctx) => {
-    if (ctx.task.result?.state === 'fail' && seen.length > 0)
-      console.error(`the browser saw:\n${seen.join('\n')}`);
-    await page?.close();
-    await rig?.close();
-    rig = undefined;
-  });
 
   async function open(auth: boolean): Promise<Rig> {
     rig = await startRig({ auth });
-    page = await browser.newPage();
-    seen = watchPage(page);
-    page.setDefaultTimeout(WAIT);
+    session.closeAfter(rig);
+    page = await session.page();
     await page.goto(`${rig.url}/`);
     return rig;
   }
@@ -139,9 +122,7 @@ describe.skipIf(NO_BROWSER !== null)('the dashboard in headless Chromium', () =>
     const demo = await startDemo({ port: 0, speed: 60, warn: () => {} });
     try {
       await demo.cycle(0);
-      page = await browser.newPage();
-      seen = watchPage(page);
-      page.setDefaultTimeout(WAIT);
+      page = await session.page();
       await page.goto(`${demo.url}/`);
       for (const [name, mode] of [
         ['agg-1', 'active'],

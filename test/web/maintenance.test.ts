@@ -1,41 +1,24 @@
 // The Maintenance page in headless Chromium against the running service on the simulator: a
 // refused start says why, a campaign over the silver aggregate is started from the form, paused,
 // a host handed over is said back, resumed and finished, without a reload.
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ensureWebBuild, launchBrowser, NO_BROWSER, PASSWORD, type Rig, startRig, watchPage } from './rig.js';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { browserSession, NO_BROWSER, PASSWORD, type Rig, startRig } from './rig.js';
 
 if (NO_BROWSER !== null) console.warn(`maintenance page tests skipped: ${NO_BROWSER}`);
 
 const WAIT = 60_000;
 
 describe.skipIf(NO_BROWSER !== null)('the Maintenance page in headless Chromium', () => {
-  let browser: Browser;
+  const session = browserSession(WAIT);
   let rig: Rig | undefined;
   let page: Page;
-  let seen: string[] = [];
-
-  beforeAll(async () => {
-    ensureWebBuild();
-    browser = await launchBrowser();
-  }, 120_000);
-  afterAll(async () => {
-    await browser?.close();
-  });
-  afterEach(async (ctx) => {
-    if (ctx.task.result?.state === 'fail' && seen.length > 0)
-      console.error(`the browser saw:\n${seen.join('\n')}`);
-    await page?.close();
-    await rig?.close();
-    rig = undefined;
-  });
 
   it('starts a campaign from the form, pauses it, takes a host back, resumes it to the end', async () => {
     rig = await startRig({ auth: false, taskPollMs: 100 });
+    session.closeAfter(rig);
     await rig.service.tasks.worker.start();
-    page = await browser.newPage();
-    seen = watchPage(page);
-    page.setDefaultTimeout(WAIT);
+    page = await session.page();
     await page.goto(`${rig.url}/`);
     await page.evaluate(() => {
       (window as unknown as { marker: number }).marker = 7;
@@ -90,14 +73,13 @@ describe.skipIf(NO_BROWSER !== null)('the Maintenance page in headless Chromium'
 
   it('with Keystone: a reader sees the campaign and no button; an operator gets them', async () => {
     rig = await startRig({ auth: true, taskPollMs: 100 });
+    session.closeAfter(rig);
     const c = await rig.service.tasks.maintenance.start(
       { aggregate: 'silver', hosts: ['s1'] },
       'operator:admin',
     );
     await rig.service.tasks.maintenance.pause(c.id, 'operator:admin');
-    page = await browser.newPage();
-    seen = watchPage(page);
-    page.setDefaultTimeout(WAIT);
+    page = await session.page();
     await page.goto(`${rig.url}/maintenance/${c.id}`);
     const login = page.getByRole('form', { name: 'log in' });
     const logIn = async (username: string, project: string) => {

@@ -9,6 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import { createApiLogger } from '../../src/api/logger.js';
 import { defaultWebRoot } from '../../src/api/routes/web.js';
 import { Actuator } from '../../src/cloud/actuator.js';
@@ -195,4 +196,49 @@ export function watchPage(page: Page): string[] {
   });
   page.on('pageerror', (e) => seen.push(`page error: ${e.message}`));
   return seen;
+}
+
+export interface BrowserSession {
+  /** A new page, watched for errors, with the session's default timeout; closed after the test. */
+  page(): Promise<Page>;
+  /** Closed after the test, after its pages (a rig, a demo). */
+  closeAfter(thing: { close(): Promise<void> }): void;
+}
+
+/**
+ * One Chromium for a describe block, launched before its tests and closed after them. What a test
+ * opens through it is closed after that test, and a failing test prints what the browser saw.
+ */
+export function browserSession(waitMs: number): BrowserSession {
+  let browser: Browser | undefined;
+  let pages: { page: Page; seen: string[] }[] = [];
+  let closers: { close(): Promise<void> }[] = [];
+  beforeAll(async () => {
+    ensureWebBuild();
+    browser = await launchBrowser();
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+  });
+  afterEach(async (ctx) => {
+    const seen = pages.flatMap((p) => p.seen);
+    if (ctx.task.result?.state === 'fail' && seen.length > 0)
+      console.error(`the browser saw:\n${seen.join('\n')}`);
+    for (const { page } of pages) await page.close();
+    for (const thing of closers.reverse()) await thing.close();
+    pages = [];
+    closers = [];
+  });
+  return {
+    async page() {
+      if (browser === undefined) throw new Error('browserSession: no browser (beforeAll did not run)');
+      const page = await browser.newPage();
+      page.setDefaultTimeout(waitMs);
+      pages.push({ page, seen: watchPage(page) });
+      return page;
+    },
+    closeAfter(thing) {
+      closers.push(thing);
+    },
+  };
 }

@@ -3,11 +3,11 @@
 // refusals (400, 404, 409) with the field at fault, lists a purge's dry run, cancels a waiting
 // task, removes DONE tasks and sees a blocked worker say why, all in one page load; a reader sees
 // the tasks and no button.
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import { LocalLockService } from '../../src/coordination/local-locks.js';
 import { SwitchableLocks } from '../tasks/rig.js';
-import { ensureWebBuild, launchBrowser, NO_BROWSER, PASSWORD, type Rig, startRig, watchPage } from './rig.js';
+import { browserSession, NO_BROWSER, PASSWORD, type Rig, startRig } from './rig.js';
 
 if (NO_BROWSER !== null) console.warn(`dashboard tasks tests skipped: ${NO_BROWSER}`);
 
@@ -16,31 +16,14 @@ const WAIT = 60_000;
 const PROJECT = 'e0000000000000000000000000000001';
 
 describe.skipIf(NO_BROWSER !== null)('the Tasks page in headless Chromium', () => {
-  let browser: Browser;
+  const session = browserSession(WAIT);
   let rig: Rig | undefined;
   let page: Page;
-  let seen: string[] = [];
-
-  beforeAll(async () => {
-    ensureWebBuild();
-    browser = await launchBrowser();
-  }, 120_000);
-  afterAll(async () => {
-    await browser?.close();
-  });
-  afterEach(async (ctx) => {
-    if (ctx.task.result?.state === 'fail' && seen.length > 0)
-      console.error(`the browser saw:\n${seen.join('\n')}`);
-    await page?.close();
-    await rig?.close();
-    rig = undefined;
-  });
 
   async function open(auth: boolean, locks?: SwitchableLocks): Promise<Rig> {
     rig = await startRig({ auth, ...(locks ? { locks } : {}) });
-    page = await browser.newPage();
-    seen = watchPage(page);
-    page.setDefaultTimeout(WAIT);
+    session.closeAfter(rig);
+    page = await session.page();
     await page.goto(`${rig.url}/`);
     return rig;
   }
