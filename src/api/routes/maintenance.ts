@@ -4,11 +4,11 @@
 import { z } from 'zod';
 import type { MaintenanceService } from '../../maintenance/service.js';
 import { CAMPAIGN_STATES, type Campaign, HOST_STATES, RETURN_WHEN } from '../../maintenance/types.js';
-import { TaskTableUnavailableError } from '../../tasks/service.js';
-import { TASK_STATES, TaskRequestError } from '../../tasks/types.js';
+import { TASK_STATES } from '../../tasks/types.js';
 import { type ApiContext, actorOf, type ZodApp } from '../context.js';
 import { ApiError, notFound } from '../errors.js';
 import { errorBody, idPageQuery, numericId } from '../schemas.js';
+import { answerTaskRefusal } from './task-refusal.js';
 
 const hostName = z
   .string()
@@ -109,22 +109,6 @@ function maintenanceOf(ctx: ApiContext): MaintenanceService {
   return ctx.maintenance;
 }
 
-function refused(err: unknown): never {
-  if (err instanceof TaskRequestError) {
-    const issue = err.issues[0];
-    const code = err.status === 404 ? 'not-found' : err.status === 409 ? 'conflict' : 'invalid-field';
-    throw new ApiError(
-      err.status,
-      code,
-      err.message,
-      issue ? `body.${issue.path}` : undefined,
-      issue && 'value' in issue ? issue.value : undefined,
-    );
-  }
-  if (err instanceof TaskTableUnavailableError) throw new ApiError(503, 'tasks-busy', err.message);
-  throw err;
-}
-
 const errors = { 404: errorBody, 409: errorBody, 503: errorBody };
 
 export function registerMaintenance(app: ZodApp, ctx: ApiContext): void {
@@ -187,7 +171,7 @@ export function registerMaintenance(app: ZodApp, ctx: ApiContext): void {
           },
           who.actor,
         )
-        .catch(refused);
+        .catch(answerTaskRefusal);
       await audit(who, 'maintenance.start', `maintenance:${c.id}`, {
         aggregate: c.aggregate,
         hosts: c.hosts.map((h) => h.host).join(','),
@@ -237,7 +221,7 @@ export function registerMaintenance(app: ZodApp, ctx: ApiContext): void {
       async (req) => {
         const who = actorOf(req);
         const m = maintenanceOf(ctx);
-        const c = await m[verb](req.params.id, who.actor).catch(refused);
+        const c = await m[verb](req.params.id, who.actor).catch(answerTaskRefusal);
         await audit(who, `maintenance.${verb}`, `maintenance:${c.id}`, { state: c.state });
         return view(ctx, c);
       },
@@ -257,7 +241,7 @@ export function registerMaintenance(app: ZodApp, ctx: ApiContext): void {
     },
     async (req) => {
       const who = actorOf(req);
-      const c = await maintenanceOf(ctx).done(req.params.host, who.actor).catch(refused);
+      const c = await maintenanceOf(ctx).done(req.params.host, who.actor).catch(answerTaskRefusal);
       await audit(who, 'maintenance.done', `host:${req.params.host}`, { campaign: c.id });
       return view(ctx, c);
     },

@@ -1,11 +1,11 @@
 // Operator tasks (docs/tasks.md): create (checked against the cloud first: 400/404/409, nothing
 // created on refusal), list, show, cancel, clean, and the kinds this service runs.
 import { z } from 'zod';
-import { TaskTableUnavailableError } from '../../tasks/service.js';
-import { TASK_STATES, type TaskRecord, TaskRequestError } from '../../tasks/types.js';
+import { TASK_STATES, type TaskRecord } from '../../tasks/types.js';
 import { type ApiContext, actorOf, type ZodApp } from '../context.js';
 import { ApiError, notFound } from '../errors.js';
 import { errorBody, idPageQuery, isoTime, numericId } from '../schemas.js';
+import { answerTaskRefusal } from './task-refusal.js';
 
 const hostName = z
   .string()
@@ -91,24 +91,6 @@ function tasksOf(ctx: ApiContext) {
   return ctx.tasks;
 }
 
-function refused(err: unknown): never {
-  if (err instanceof TaskRequestError) {
-    // The first issue about the request names its field; one about the service's configuration
-    // (it has a file) names none: the caller cannot fix it in the request.
-    const issue = err.issues.find((i) => i.file === undefined);
-    const code = err.status === 404 ? 'not-found' : err.status === 409 ? 'conflict' : 'invalid-field';
-    throw new ApiError(
-      err.status,
-      code,
-      err.message,
-      issue ? `body.${issue.path}` : undefined,
-      issue && 'value' in issue ? issue.value : undefined,
-    );
-  }
-  if (err instanceof TaskTableUnavailableError) throw new ApiError(503, 'tasks-busy', err.message);
-  throw err;
-}
-
 export function registerTasks(app: ZodApp, ctx: ApiContext): void {
   app.get(
     '/v1/tasks',
@@ -177,7 +159,7 @@ export function registerTasks(app: ZodApp, ctx: ApiContext): void {
       const who = actorOf(req);
       const created = await tasksOf(ctx)
         .create(req.body.kind, req.body.args ?? {}, who.actor)
-        .catch(refused);
+        .catch(answerTaskRefusal);
       for (const t of created)
         await ctx.store.audit.record({
           ...who,
@@ -222,7 +204,7 @@ export function registerTasks(app: ZodApp, ctx: ApiContext): void {
     },
     async (req) => {
       const who = actorOf(req);
-      const t = await tasksOf(ctx).cancel(req.params.id, who.actor).catch(refused);
+      const t = await tasksOf(ctx).cancel(req.params.id, who.actor).catch(answerTaskRefusal);
       await ctx.store.audit.record({
         ...who,
         action: 'task.cancel',
@@ -249,7 +231,7 @@ export function registerTasks(app: ZodApp, ctx: ApiContext): void {
       const who = actorOf(req);
       const deleted = await tasksOf(ctx)
         .clean(req.body?.before !== undefined ? new Date(req.body.before).toISOString() : null)
-        .catch(refused);
+        .catch(answerTaskRefusal);
       await ctx.store.audit.record({
         ...who,
         action: 'task.clean',
