@@ -74,6 +74,8 @@ export interface TaskWorkerDeps {
   clock: Clock;
   logger: Logger;
   settings?: Partial<TaskWorkerSettings>;
+  /** Told of every task this worker ended (DONE or ERROR): what waits for it may look now. */
+  onEnded?: (task: TaskRecord) => void;
 }
 
 export interface TaskWorkerStatus {
@@ -113,6 +115,8 @@ export class TaskWorker {
   private readonly runs = new Map<string, Run>();
   private timer: NodeJS.Timeout | null = null;
   private ticking: Promise<void> | null = null;
+  /** Woken during a pass: the pass may have read the table before the change, so another follows. */
+  private again = false;
   private state: TaskWorkerStatus['state'] = 'stopped';
   private blocked: { why: string; since: string } | null = null;
   private lastPurge = Number.NEGATIVE_INFINITY;
@@ -169,14 +173,32 @@ export class TaskWorker {
     while (this.runs.size > 0) await Promise.all([...this.runs.values()].map((r) => r.done));
   }
 
+  /**
+   * Makes a pass now rather than at the next poll: a task was created in this process (the task
+   * service calls it once its decision released the table lock), or a run here ended. Tasks
+   * created by other processes are still found by the poll.
+   */
+  wake(): void {
+    if (this.state !== 'running') return;
+    if (this.ticking !== null) {
+      this.again = true;
+      return;
+    }
+    if (this.timer) clearTimeout(this.timer);
+    this.schedule(0);
+  }
+
   private schedule(ms: number): void {
     if (this.state !== 'running') return;
     this.timer = setTimeout(() => {
+      this.timer = null;
+      this.again = false;
       this.ticking = this.tick()
         .catch((err) => this.deps.logger.error(`tasks: worker pass failed: ${message(err)}`))
         .finally(() => {
           this.ticking = null;
-          this.schedule(this.settings.pollMs);
+          this.schedule(this.again ? 0 : this.settings.pollMs);
+          this.again = false;
         });
     }, ms);
     this.timer.unref?.();
@@ -332,6 +354,8 @@ export class TaskWorker {
       .finally(async () => {
         await Promise.all(leases.map((l) => l.release()));
         this.runs.delete(task.id);
+        // Its slot and hosts are free, and tasks of its batch may be waiting for its end.
+        this.wake();
       });
   }
 
@@ -450,9 +474,11 @@ export class TaskWorker {
               ...(err instanceof TaskFailedError && err.result !== null ? { result: err.result } : {}),
             };
           }
-          await this.deps.tasks.update(task.id, now.version, patch, at);
-          if (patch.state !== undefined && isFinalTaskState(patch.state))
+          const ended = await this.deps.tasks.update(task.id, now.version, patch, at);
+          if (ended !== null && patch.state !== undefined && isFinalTaskState(patch.state)) {
             this.deps.logger.info(`tasks: task ${task.id} (${task.kind}) ended ${patch.state}`);
+            this.deps.onEnded?.(ended);
+          }
         });
         if (decided.acquired) return;
       } catch (err) {

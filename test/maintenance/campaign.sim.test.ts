@@ -320,6 +320,43 @@ describe('rolling maintenance on the simulator', () => {
     await expect(m.done('c2', 'bob')).rejects.toMatchObject({ status: 404 });
   });
 
+  it('moves on at once on what happens in its process: start, drains, done, resume and abort wake it', async () => {
+    const names = ['w1', 'w2', 'w3'];
+    const servers = names.flatMap((h, i) => [server(10 * i + 1, h), server(10 * i + 2, h)]);
+    // The worker polls every minute and the driver every ten simulated hours (six minutes here):
+    // within the test, only being woken moves the campaign.
+    r = await rig(
+      world(
+        names.map((n) => host(n)),
+        servers,
+      ),
+      { pollInterval: '10h' },
+      null,
+      { pollMs: 60_000 },
+    );
+    const m = r.service.tasks.maintenance;
+    await r.service.tasks.worker.start();
+    const c = await m.start({ aggregate: 'rack', parallel: 1 }, 'operator:alice');
+    const state = async (h: string) => (await campaign(c.id)).hosts.find((x) => x.host === h)!;
+    // The driver is claimed once created, the evacuation once asked, and the evacuation's end
+    // wakes the driver, which hands the host over.
+    await until(async () => (await state('w1')).handedOverAt !== null, 20_000);
+    await m.pause(c.id, 'operator:alice');
+    await m.done('w1', 'operator:bob');
+    await until(
+      async () => (await state('w1')).note === 'back; re-admission waits for the campaign to resume',
+      20_000,
+    );
+    await m.resume(c.id, 'operator:alice');
+    await until(async () => (await state('w1')).state === 'done', 20_000);
+    expect(r.sim.cloud.requireHost('w1').status).toBe('enabled');
+    await until(async () => (await state('w2')).handedOverAt !== null, 20_000);
+    await m.abort(c.id, 'operator:alice');
+    await until(async () => (await campaign(c.id)).state === 'ABORTED', 20_000);
+    expect((await campaign(c.id)).hosts.map((h) => h.state)).toEqual(['done', 'aborted', 'pending']);
+    expect((await r.store.tasks.get(c.taskId!))?.state).toBe('DONE');
+  });
+
   it('lets the balancer refill a re-admitted host within the aggregate window', async () => {
     const loaded = (n: number, on: string) => ({ ...server(n, on), load: { cpu: 1.5, memoryMB: 6000 } });
     const names = ['b1', 'b2', 'b3', 'b4'];

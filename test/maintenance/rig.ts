@@ -19,6 +19,7 @@ import { type SimServerHandle, startSimServer } from '../../src/sim/http/server.
 import { staticLoadModel } from '../../src/sim/load.js';
 import { SimCloud } from '../../src/sim/model.js';
 import { openStore, type Store } from '../../src/store/store.js';
+import type { TaskWorkerSettings } from '../../src/tasks/worker.js';
 import { until } from '../tasks/rig.js';
 import { type PrivateSshd, startSshd } from '../validation/sshd.js';
 
@@ -115,7 +116,7 @@ export async function rig(
   snap: Snapshot,
   maintenance: Record<string, unknown>,
   sshd: PrivateSshd | null = null,
-  worker: { maxRunning?: number } = {},
+  worker: Partial<TaskWorkerSettings> = {},
   /** Merged into the service's `defaults` (mode, windows, cooldowns: the balancer after a campaign). */
   defaults: Record<string, unknown> = {},
 ): Promise<Rig> {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { afterEach, describe, expect, inject, it } from 'vitest';
+import { afterEach, describe, expect, inject, it, vi } from 'vitest';
 import { EtcdLockService } from '../../src/coordination/etcd-locks.js';
 import { InputError } from '../../src/errors.js';
 import type { Snapshot } from '../../src/model/snapshot.js';
@@ -172,6 +172,21 @@ describe('the task worker', () => {
     const audit = await r.store.audit.list({ action: 'task.counted' });
     expect(audit.items[0]).toMatchObject({ actor: `task:${t!.id}`, target: 'host:h1' });
     expect(await r.locks.list('host/')).toEqual([]);
+  });
+
+  it("claims a task created through its process's task service at once, not at its next poll", async () => {
+    r = await taskRig(world, [count, cleanup]);
+    const reads = vi.spyOn(r.store.tasks, 'unfinished');
+    // A minute between polls: only being woken gets the tasks claimed within the test.
+    const w = r.worker('w1', { pollMs: 60_000 });
+    await w.start();
+    // Its first pass (at start) read the table, empty, holding the table lock: the request's
+    // decision comes after it.
+    await until(() => reads.mock.calls.length >= 1);
+    const [t, clean] = await r.service.create('count', { to: 2, host: 'h1' }, 'alice');
+    // The clean-up of the batch waits for the count; the count's end wakes the worker again.
+    await until(async () => (await r!.store.tasks.get(clean!.id))?.state === 'DONE', 20_000);
+    expect(await r.store.tasks.get(t!.id)).toMatchObject({ state: 'DONE', owner: 'w1', attempts: 1 });
   });
 
   it('ends a failing task in ERROR with its message and partial result', async () => {
