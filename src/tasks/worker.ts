@@ -105,6 +105,8 @@ interface Run {
   controller: AbortController;
   leases: Lease[];
   done: Promise<void>;
+  /** The run ended the task (DONE or ERROR), rather than leaving it WAITING. */
+  ended: boolean;
 }
 
 /** The message a stopped run leaves in a WAITING task. */
@@ -347,15 +349,16 @@ export class TaskWorker {
 
   private launch(handler: AnyTaskHandler, task: TaskRecord, leases: Lease[]): void {
     const controller = new AbortController();
-    const run: Run = { task, controller, leases, done: Promise.resolve() };
+    const run: Run = { task, controller, leases, done: Promise.resolve(), ended: false };
     this.runs.set(task.id, run);
     run.done = this.execute(handler, run)
       .catch((err) => this.deps.logger.error(`tasks: task ${task.id} ended badly: ${message(err)}`))
       .finally(async () => {
         await Promise.all(leases.map((l) => l.release()));
         this.runs.delete(task.id);
-        // Its slot and hosts are free, and tasks of its batch may be waiting for its end.
-        this.wake();
+        // Its slot and hosts are free, and tasks of its batch may be waiting for its end. Not
+        // after a wait: the task would be claimed again at once, to wait again, in a loop.
+        if (run.ended) this.wake();
       });
   }
 
@@ -476,6 +479,7 @@ export class TaskWorker {
           }
           const ended = await this.deps.tasks.update(task.id, now.version, patch, at);
           if (ended !== null && patch.state !== undefined && isFinalTaskState(patch.state)) {
+            run.ended = true;
             this.deps.logger.info(`tasks: task ${task.id} (${task.kind}) ended ${patch.state}`);
             this.deps.onEnded?.(ended);
           }
