@@ -74,10 +74,16 @@ export interface Helpers {
   close(): Promise<void>;
 }
 
-/** A private sshd for the canaries and a webhook receiver. */
-export async function startHelpers(): Promise<Helpers> {
-  const sshd = await startSshd();
-  const events: Helpers['events'] = [];
+export interface Webhook {
+  /** Where the hand-over events are to be POSTed. */
+  url: string;
+  events: { host: string; campaign: string; event: string }[];
+  close(): Promise<void>;
+}
+
+/** A receiver of the hand-over webhook: keeps every event, answers 204. */
+export async function startWebhook(): Promise<Webhook> {
+  const events: Webhook['events'] = [];
   const hook: HttpServer = createServer((req, res) => {
     let body = '';
     req.on('data', (c) => {
@@ -91,12 +97,23 @@ export async function startHelpers(): Promise<Helpers> {
   await new Promise<void>((res) => hook.listen(0, '127.0.0.1', res));
   const addr = hook.address();
   return {
-    sshd,
-    hookUrl: `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}/ready`,
+    url: `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}/ready`,
     events,
+    close: () => new Promise<void>((res) => hook.close(() => res())),
+  };
+}
+
+/** A private sshd for the canaries and a webhook receiver. */
+export async function startHelpers(): Promise<Helpers> {
+  const sshd = await startSshd();
+  const hook = await startWebhook();
+  return {
+    sshd,
+    hookUrl: hook.url,
+    events: hook.events,
     async close() {
       await sshd.stop();
-      await new Promise((res) => hook.close(res));
+      await hook.close();
     },
   };
 }
