@@ -177,8 +177,8 @@ export class TaskWorker {
 
   /**
    * Makes a pass now rather than at the next poll: a task was created in this process (the task
-   * service calls it once its decision released the table lock), or a run here ended. Tasks
-   * created by other processes are still found by the poll.
+   * service calls it once its decision released the table lock), or a run here ended its task.
+   * Tasks created by other processes are still found by the poll.
    */
   wake(): void {
     if (this.state !== 'running') return;
@@ -453,7 +453,7 @@ export class TaskWorker {
       try {
         const decided = await withLock(this.deps.locks, LOCK_NAMES.tasksTable, this.deps.id, async () => {
           const now = await this.deps.tasks.get(task.id);
-          if (now === null || now.state !== 'RUNNING' || now.owner !== this.deps.id) return;
+          if (now === null || now.state !== 'RUNNING' || now.owner !== this.deps.id) return null;
           const at = this.nowIso();
           let patch: TaskPatch;
           if (outcome.ok) {
@@ -477,14 +477,21 @@ export class TaskWorker {
               ...(err instanceof TaskFailedError && err.result !== null ? { result: err.result } : {}),
             };
           }
-          const ended = await this.deps.tasks.update(task.id, now.version, patch, at);
-          if (ended !== null && patch.state !== undefined && isFinalTaskState(patch.state)) {
-            run.ended = true;
-            this.deps.logger.info(`tasks: task ${task.id} (${task.kind}) ended ${patch.state}`);
-            this.deps.onEnded?.(ended);
+          const written = await this.deps.tasks.update(task.id, now.version, patch, at);
+          if (written !== null && isFinalTaskState(written.state)) {
+            this.deps.logger.info(`tasks: task ${task.id} (${task.kind}) ended ${written.state}`);
+            return written;
           }
+          return null;
         });
-        if (decided.acquired) return;
+        if (decided.acquired) {
+          // Told once the table lock is released: what it wakes may want to decide at once.
+          if (decided.value) {
+            run.ended = true;
+            this.deps.onEnded?.(decided.value);
+          }
+          return;
+        }
       } catch (err) {
         if (!(err instanceof LockUnavailableError)) throw err;
         this.setBlocked(

@@ -201,13 +201,21 @@ describe('kill -9 of the service mid-campaign', () => {
     // The campaign: done, every host drained and re-admitted.
     const final = await campaign(id);
     expect(final.state).toBe('DONE');
-    expect(final.hosts.map((h) => [h.host, h.state])).toEqual(NAMES.map((n) => [n, 'done']));
+    const evacuations = (await store.tasks.list({ kind: 'evacuate-compute' }, { limit: 100 })).items;
+    expect(
+      final.hosts.map((h) => [h.host, h.state]),
+      JSON.stringify({
+        hosts: final.hosts.map((h) => [h.host, h.state, h.note]),
+        evacuations: evacuations.map((t) => [t.hosts[0], t.state, t.attempts, t.result, t.error]),
+        migrations: cloud.migrations.map((m) => [m.server.uuid, m.source, m.dest, m.status]),
+        kills,
+      }),
+    ).toEqual(NAMES.map((n) => [n, 'done']));
     for (const n of NAMES) expect(cloud.requireHost(n).status).toBe('enabled');
     expect(maxOut).toBeLessThanOrEqual(PARALLEL);
     expect(maxDisabled).toBeLessThanOrEqual(PARALLEL);
 
     // One evacuation per host, each DONE: no host drained twice.
-    const evacuations = (await store.tasks.list({ kind: 'evacuate-compute' }, { limit: 100 })).items;
     expect(evacuations.map((t) => t.hosts[0]).sort()).toEqual(NAMES);
     expect(evacuations.every((t) => t.state === 'DONE' && t.requestedBy === `maintenance:${id}`)).toBe(true);
     console.log(

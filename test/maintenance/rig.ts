@@ -236,7 +236,7 @@ export async function operate(
   r: Rig,
   id: string,
   onReady: (host: string, c: Campaign) => Promise<void> | void,
-  watch: (c: Campaign) => void = () => {},
+  watch: (c: Campaign) => Promise<void> | void = () => {},
   ms = 120_000,
 ): Promise<Campaign> {
   const handled = new Set<string>();
@@ -244,7 +244,7 @@ export async function operate(
   await until(async () => {
     const c = await campaign(r, id);
     last = c;
-    watch(c);
+    await watch(c);
     for (const h of c.hosts)
       if (h.state === 'ready' && h.handedOverAt !== null && !handled.has(h.host)) {
         handled.add(h.host);
