@@ -198,19 +198,20 @@ export class TaskService {
   }
 
   /**
-   * A decision under the table lock. When it created or ended tasks, this process's worker is woken after
-   * the lock is released (woken inside, its pass would find the lock taken and wait for its poll).
-   * Decisions are serialized by the lock, so the flag is this decision's alone.
+   * A decision under the table lock. When it created or ended tasks, this process's worker is
+   * woken once the lock is released (woken inside, its pass would find the lock taken and wait
+   * for its poll). Decisions are serialized by the lock: while one runs, the flag is its own.
    */
   private async decide<T>(owner: string, fn: () => Promise<T>): Promise<T> {
+    let changed = false;
     const value = await this.withRetries(LOCK_NAMES.tasksTable, owner, async () => {
       this.changed = false;
-      return fn();
+      const v = await fn();
+      // Read while the lock is held: the next decision resets it.
+      changed = this.changed;
+      return v;
     });
-    if (this.changed) {
-      this.changed = false;
-      this.deps.worker()?.wake();
-    }
+    if (changed) this.deps.worker()?.wake();
     return value;
   }
 
