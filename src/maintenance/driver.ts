@@ -38,6 +38,7 @@ import {
   maintenanceReason,
   type Unmovable,
 } from './types.js';
+import type { CampaignSleeper, CampaignWakeups } from './wakeups.js';
 import { mutateCampaign, mutateHost } from './writes.js';
 
 export const MAINTAIN_KIND = 'maintain-aggregate';
@@ -50,6 +51,8 @@ export interface MaintainDeps {
   campaigns: CampaignRepository;
   /** The task service of this process (built after the registry that holds this handler). */
   tasks: () => TaskService;
+  /** Cuts the sleep between passes short when the campaign changes in this process. */
+  wakeups: CampaignWakeups;
   /** How the cloud is read for the drain check (default: a recording through the reader). */
   snapshot?: (ctx: TaskContext<MaintainArgs, null>) => Promise<Snapshot>;
 }
@@ -104,6 +107,15 @@ class Driver {
   }
 
   async run(): Promise<JsonObject> {
+    const sleeper = this.deps.wakeups.attach(this.id);
+    try {
+      return await this.passes(sleeper);
+    } finally {
+      sleeper.detach();
+    }
+  }
+
+  private async passes(sleeper: CampaignSleeper): Promise<JsonObject> {
     for (;;) {
       this.ctx.signal.throwIfAborted();
       const c = await this.deps.campaigns.get(this.id);
@@ -125,7 +137,7 @@ class Driver {
         await this.note(() => why).catch(() => undefined);
       }
       await this.ctx.progress(progressOf(await this.deps.campaigns.get(this.id)));
-      await this.ctx.clock.sleep(this.ctx.config.maintenance.pollIntervalMs);
+      await sleeper.sleep(this.ctx.config.maintenance.pollIntervalMs, this.ctx.signal);
     }
   }
 

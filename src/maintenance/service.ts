@@ -25,6 +25,7 @@ import {
   newHostProgress,
   type ReturnWhen,
 } from './types.js';
+import type { CampaignWakeups } from './wakeups.js';
 import { mutateCampaign } from './writes.js';
 
 export interface StartRequest {
@@ -44,6 +45,8 @@ export interface MaintenanceServiceDeps {
   tasksSession: CloudSession | null;
   config: ServiceConfig;
   clock: Clock;
+  /** Tells a driver running in this process that its campaign changed (else it sees it at its poll). */
+  wakeups: CampaignWakeups;
   /** How the cloud is read for the drain check (default: a recording through the reader). */
   snapshot?: () => Promise<Snapshot>;
 }
@@ -208,7 +211,7 @@ export class MaintenanceService {
   async pause(id: string, by: string): Promise<Campaign> {
     await this.existing(id);
     const at = this.now();
-    return mutateCampaign(this.deps.campaigns, id, this.now, (c) => {
+    const c = await mutateCampaign(this.deps.campaigns, id, this.now, (c) => {
       if (c.state !== 'RUNNING' || c.abortRequested)
         throw new TaskRequestError(
           409,
@@ -216,6 +219,7 @@ export class MaintenanceService {
         );
       return { state: 'PAUSED', note: `paused by ${by} at ${at}` };
     });
+    return this.woken(c);
   }
 
   /**
@@ -227,13 +231,13 @@ export class MaintenanceService {
     if (before.state === 'RUNNING') {
       if (await this.driverAlive(before))
         throw new TaskRequestError(409, `campaign ${id} is RUNNING, not PAUSED`);
-      return this.ensureDriver(before, by);
+      return this.woken(await this.ensureDriver(before, by));
     }
     const c = await mutateCampaign(this.deps.campaigns, id, this.now, (x) => {
       if (x.state !== 'PAUSED') throw new TaskRequestError(409, `campaign ${id} is ${x.state}, not PAUSED`);
       return { state: 'RUNNING', note: null };
     });
-    return this.ensureDriver(c, by);
+    return this.woken(await this.ensureDriver(c, by));
   }
 
   /**
@@ -248,7 +252,7 @@ export class MaintenanceService {
       if (x.abortRequested) return null;
       return { abortRequested: true, note: `abort asked by ${by}` };
     });
-    return this.ensureDriver(c, by);
+    return this.woken(await this.ensureDriver(c, by));
   }
 
   /** The operator says a handed-over host is back: the campaign validates or re-admits it. */
@@ -260,7 +264,7 @@ export class MaintenanceService {
     if (c === undefined)
       throw new TaskRequestError(404, `host ${host} is in no unfinished maintenance campaign waiting for it`);
     const at = this.now();
-    return mutateCampaign(this.deps.campaigns, c.id, this.now, (x) => {
+    const back = await mutateCampaign(this.deps.campaigns, c.id, this.now, (x) => {
       const h = x.hosts.find((y) => y.host === host);
       if (h === undefined) throw new TaskRequestError(404, `host ${host} left campaign ${c.id}`);
       if (h.state === 'returned' || h.state === 'validating')
@@ -278,6 +282,13 @@ export class MaintenanceService {
         ),
       };
     });
+    return this.woken(back);
+  }
+
+  /** The campaign's driver, when it runs in this process, makes its next pass now. */
+  private woken(c: Campaign): Campaign {
+    this.deps.wakeups.wake(c.id);
+    return c;
   }
 
   private async driverAlive(c: Campaign): Promise<boolean> {

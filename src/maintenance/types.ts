@@ -143,3 +143,9 @@ export function maintenanceReason(campaign: Pick<Campaign, 'id' | 'aggregate' | 
 export function campaignActor(id: string): string {
   return `maintenance:${id}`;
 }
+
+/** The campaign whose driver asked for a task (its `requestedBy`), or null for anyone else's. */
+export function campaignOfActor(requestedBy: string): string | null {
+  const m = /^maintenance:(\d{1,15})$/.exec(requestedBy);
+  return m?.[1] ?? null;
+}

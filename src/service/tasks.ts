@@ -13,6 +13,8 @@ import type { ExecutorService } from '../executor/service.js';
 import type { MigrationSlots } from '../executor/slots.js';
 import { maintainAggregateHandler } from '../maintenance/driver.js';
 import { MaintenanceService } from '../maintenance/service.js';
+import { campaignOfActor } from '../maintenance/types.js';
+import { CampaignWakeups } from '../maintenance/wakeups.js';
 import type { Store } from '../store/store.js';
 import { evacuateComputeHandler } from '../tasks/kinds/evacuate-compute.js';
 import { purgeProjectHandler } from '../tasks/kinds/purge-project.js';
@@ -53,6 +55,8 @@ export function createServiceTasks(deps: ServiceTasksDeps): ServiceTasks {
     if (service === null) throw new Error('tasks: the task service is not built yet');
     return service;
   };
+  // A campaign's driver here is woken by its operator's requests and its child tasks' ends.
+  const wakeups = new CampaignWakeups(deps.clock);
   const registry = new TaskRegistry([
     evacuateComputeHandler({
       executor: deps.executor,
@@ -62,7 +66,7 @@ export function createServiceTasks(deps: ServiceTasksDeps): ServiceTasks {
     }),
     purgeProjectHandler(),
     ...validationTaskHandlers(),
-    maintainAggregateHandler({ campaigns: deps.store.maintenance, tasks: taskService }),
+    maintainAggregateHandler({ campaigns: deps.store.maintenance, tasks: taskService, wakeups }),
     ...(deps.extraHandlers ?? []),
   ]);
   const worker = new TaskWorker({
@@ -78,6 +82,10 @@ export function createServiceTasks(deps: ServiceTasksDeps): ServiceTasks {
     clock: deps.clock,
     logger: deps.logger,
     settings: { doneRetentionMs: deps.config.tasks.doneRetentionMs, ...deps.worker },
+    onEnded: (task) => {
+      const campaign = campaignOfActor(task.requestedBy);
+      if (campaign !== null) wakeups.wake(campaign);
+    },
   });
   service = new TaskService({
     tasks: deps.store.tasks,
@@ -88,7 +96,7 @@ export function createServiceTasks(deps: ServiceTasksDeps): ServiceTasks {
     tasksSession: deps.tasksSession,
     config: deps.config,
     clock: deps.clock,
-    workerStatus: () => worker.status(),
+    worker: () => worker,
   });
   const maintenance = new MaintenanceService({
     campaigns: deps.store.maintenance,
@@ -98,6 +106,7 @@ export function createServiceTasks(deps: ServiceTasksDeps): ServiceTasks {
     tasksSession: deps.tasksSession,
     config: deps.config,
     clock: deps.clock,
+    wakeups,
   });
   return { registry, worker, service, maintenance };
 }

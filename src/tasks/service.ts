@@ -33,8 +33,15 @@ export interface TaskServiceDeps {
   tasksSession: CloudSession | null;
   config: ServiceConfig;
   clock: Clock;
-  /** The worker of this process, for its status (null when none runs here). */
-  workerStatus: () => TaskWorkerStatus | null;
+  /** The worker of this process (null when none runs here): its status, and told of new tasks. */
+  worker: () => LocalTaskWorker | null;
+}
+
+/** What the task service asks of the worker in its own process. */
+export interface LocalTaskWorker {
+  status(): TaskWorkerStatus;
+  /** Tasks were just created or changed here: look at the table now, not at the next poll. */
+  wake(): void;
 }
 
 /**
@@ -61,6 +68,12 @@ const LOCK_WAIT_MS = 10_000;
 const LOCK_RETRY_MS = 100;
 
 export class TaskService {
+  /**
+   * The decision under way created tasks (or ended one others of its batch wait for): the
+   * worker is woken once the decision released the lock.
+   */
+  private changed = false;
+
   constructor(private readonly deps: TaskServiceDeps) {}
 
   get registry(): TaskRegistry {
@@ -68,7 +81,7 @@ export class TaskService {
   }
 
   workerStatus(): TaskWorkerStatus | null {
-    return this.deps.workerStatus();
+    return this.deps.worker()?.status() ?? null;
   }
 
   list(filter: TaskFilter, page: PageRequest): Promise<Page<TaskRecord>> {
@@ -116,17 +129,7 @@ export class TaskService {
         .catch((err: unknown) => {
           throw err instanceof TaskRequestError ? inRequestTerms(err) : err;
         });
-      return tasks.create({
-        requestedBy,
-        requestedAt: new Date(clock.now()).toISOString(),
-        batch: randomUUID(),
-        tasks: planned.map((p) => ({
-          kind: p.kind,
-          args: p.args,
-          hosts: p.hosts,
-          afterBatch: p.afterBatch === true,
-        })),
-      });
+      return this.insertPlanned(planned, requestedBy);
     });
   }
 
@@ -140,6 +143,7 @@ export class TaskService {
 
   /** Inserts planned tasks; only inside a decision (the caller holds the table lock). */
   insertPlanned(planned: PlannedTask[], requestedBy: string): Promise<TaskRecord[]> {
+    this.changed = true;
     return this.deps.tasks.create({
       requestedBy,
       requestedAt: new Date(this.deps.clock.now()).toISOString(),
@@ -179,6 +183,7 @@ export class TaskService {
           : { state: 'ERROR' as const, error: `cancelled by ${by}`, endedAt: at, cancelRequested: true };
       const updated = await tasks.update(id, task.version, patch, at);
       if (updated === null) throw new TaskTableUnavailableError(`task ${id} changed meanwhile; ask again`);
+      if (updated.state === 'ERROR') this.changed = true;
       return updated;
     });
   }
@@ -192,8 +197,22 @@ export class TaskService {
     return out;
   }
 
-  private decide<T>(owner: string, fn: () => Promise<T>): Promise<T> {
-    return this.withRetries(LOCK_NAMES.tasksTable, owner, fn);
+  /**
+   * A decision under the table lock. When it created or ended tasks, this process's worker is
+   * woken once the lock is released (woken inside, its pass would find the lock taken and wait
+   * for its poll). Decisions are serialized by the lock: while one runs, the flag is its own.
+   */
+  private async decide<T>(owner: string, fn: () => Promise<T>): Promise<T> {
+    let changed = false;
+    const value = await this.withRetries(LOCK_NAMES.tasksTable, owner, async () => {
+      this.changed = false;
+      const v = await fn();
+      // Read while the lock is held: the next decision resets it.
+      changed = this.changed;
+      return v;
+    });
+    if (changed) this.deps.worker()?.wake();
+    return value;
   }
 
   private async withRetries<T>(name: string, owner: string, fn: () => Promise<T>): Promise<T> {

@@ -74,6 +74,8 @@ export interface TaskWorkerDeps {
   clock: Clock;
   logger: Logger;
   settings?: Partial<TaskWorkerSettings>;
+  /** Told of every task this worker ended (DONE or ERROR): what waits for it may look now. */
+  onEnded?: (task: TaskRecord) => void;
 }
 
 export interface TaskWorkerStatus {
@@ -103,6 +105,8 @@ interface Run {
   controller: AbortController;
   leases: Lease[];
   done: Promise<void>;
+  /** The run ended the task (DONE or ERROR), rather than leaving it WAITING. */
+  ended: boolean;
 }
 
 /** The message a stopped run leaves in a WAITING task. */
@@ -113,6 +117,8 @@ export class TaskWorker {
   private readonly runs = new Map<string, Run>();
   private timer: NodeJS.Timeout | null = null;
   private ticking: Promise<void> | null = null;
+  /** Woken during a pass: the pass may have read the table before the change, so another follows. */
+  private again = false;
   private state: TaskWorkerStatus['state'] = 'stopped';
   private blocked: { why: string; since: string } | null = null;
   private lastPurge = Number.NEGATIVE_INFINITY;
@@ -169,14 +175,32 @@ export class TaskWorker {
     while (this.runs.size > 0) await Promise.all([...this.runs.values()].map((r) => r.done));
   }
 
+  /**
+   * Makes a pass now rather than at the next poll: a task was created in this process (the task
+   * service calls it once its decision released the table lock), or a run here ended its task.
+   * Tasks created by other processes are still found by the poll.
+   */
+  wake(): void {
+    if (this.state !== 'running') return;
+    if (this.ticking !== null) {
+      this.again = true;
+      return;
+    }
+    if (this.timer) clearTimeout(this.timer);
+    this.schedule(0);
+  }
+
   private schedule(ms: number): void {
     if (this.state !== 'running') return;
     this.timer = setTimeout(() => {
+      this.timer = null;
+      this.again = false;
       this.ticking = this.tick()
         .catch((err) => this.deps.logger.error(`tasks: worker pass failed: ${message(err)}`))
         .finally(() => {
           this.ticking = null;
-          this.schedule(this.settings.pollMs);
+          this.schedule(this.again ? 0 : this.settings.pollMs);
+          this.again = false;
         });
     }, ms);
     this.timer.unref?.();
@@ -325,13 +349,16 @@ export class TaskWorker {
 
   private launch(handler: AnyTaskHandler, task: TaskRecord, leases: Lease[]): void {
     const controller = new AbortController();
-    const run: Run = { task, controller, leases, done: Promise.resolve() };
+    const run: Run = { task, controller, leases, done: Promise.resolve(), ended: false };
     this.runs.set(task.id, run);
     run.done = this.execute(handler, run)
       .catch((err) => this.deps.logger.error(`tasks: task ${task.id} ended badly: ${message(err)}`))
       .finally(async () => {
         await Promise.all(leases.map((l) => l.release()));
         this.runs.delete(task.id);
+        // Its slot and hosts are free, and tasks of its batch may be waiting for its end. Not
+        // after a wait: the task would be claimed again at once, to wait again, in a loop.
+        if (run.ended) this.wake();
       });
   }
 
@@ -426,7 +453,7 @@ export class TaskWorker {
       try {
         const decided = await withLock(this.deps.locks, LOCK_NAMES.tasksTable, this.deps.id, async () => {
           const now = await this.deps.tasks.get(task.id);
-          if (now === null || now.state !== 'RUNNING' || now.owner !== this.deps.id) return;
+          if (now === null || now.state !== 'RUNNING' || now.owner !== this.deps.id) return null;
           const at = this.nowIso();
           let patch: TaskPatch;
           if (outcome.ok) {
@@ -450,11 +477,21 @@ export class TaskWorker {
               ...(err instanceof TaskFailedError && err.result !== null ? { result: err.result } : {}),
             };
           }
-          await this.deps.tasks.update(task.id, now.version, patch, at);
-          if (patch.state !== undefined && isFinalTaskState(patch.state))
-            this.deps.logger.info(`tasks: task ${task.id} (${task.kind}) ended ${patch.state}`);
+          const written = await this.deps.tasks.update(task.id, now.version, patch, at);
+          if (written !== null && isFinalTaskState(written.state)) {
+            this.deps.logger.info(`tasks: task ${task.id} (${task.kind}) ended ${written.state}`);
+            return written;
+          }
+          return null;
         });
-        if (decided.acquired) return;
+        if (decided.acquired) {
+          // Told once the table lock is released: what it wakes may want to decide at once.
+          if (decided.value) {
+            run.ended = true;
+            this.deps.onEnded?.(decided.value);
+          }
+          return;
+        }
       } catch (err) {
         if (!(err instanceof LockUnavailableError)) throw err;
         this.setBlocked(

@@ -19,6 +19,7 @@ import { type SimServerHandle, startSimServer } from '../../src/sim/http/server.
 import { staticLoadModel } from '../../src/sim/load.js';
 import { SimCloud } from '../../src/sim/model.js';
 import { openStore, type Store } from '../../src/store/store.js';
+import type { TaskWorkerSettings } from '../../src/tasks/worker.js';
 import { until } from '../tasks/rig.js';
 import { type PrivateSshd, startSshd } from '../validation/sshd.js';
 
@@ -73,10 +74,16 @@ export interface Helpers {
   close(): Promise<void>;
 }
 
-/** A private sshd for the canaries and a webhook receiver. */
-export async function startHelpers(): Promise<Helpers> {
-  const sshd = await startSshd();
-  const events: Helpers['events'] = [];
+export interface Webhook {
+  /** Where the hand-over events are to be POSTed. */
+  url: string;
+  events: { host: string; campaign: string; event: string }[];
+  close(): Promise<void>;
+}
+
+/** A receiver of the hand-over webhook: keeps every event, answers 204. */
+export async function startWebhook(): Promise<Webhook> {
+  const events: Webhook['events'] = [];
   const hook: HttpServer = createServer((req, res) => {
     let body = '';
     req.on('data', (c) => {
@@ -90,12 +97,23 @@ export async function startHelpers(): Promise<Helpers> {
   await new Promise<void>((res) => hook.listen(0, '127.0.0.1', res));
   const addr = hook.address();
   return {
-    sshd,
-    hookUrl: `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}/ready`,
+    url: `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}/ready`,
     events,
+    close: () => new Promise<void>((res) => hook.close(() => res())),
+  };
+}
+
+/** A private sshd for the canaries and a webhook receiver. */
+export async function startHelpers(): Promise<Helpers> {
+  const sshd = await startSshd();
+  const hook = await startWebhook();
+  return {
+    sshd,
+    hookUrl: hook.url,
+    events: hook.events,
     async close() {
       await sshd.stop();
-      await new Promise((res) => hook.close(res));
+      await hook.close();
     },
   };
 }
@@ -115,7 +133,7 @@ export async function rig(
   snap: Snapshot,
   maintenance: Record<string, unknown>,
   sshd: PrivateSshd | null = null,
-  worker: { maxRunning?: number } = {},
+  worker: Partial<TaskWorkerSettings> = {},
   /** Merged into the service's `defaults` (mode, windows, cooldowns: the balancer after a campaign). */
   defaults: Record<string, unknown> = {},
 ): Promise<Rig> {
@@ -218,7 +236,7 @@ export async function operate(
   r: Rig,
   id: string,
   onReady: (host: string, c: Campaign) => Promise<void> | void,
-  watch: (c: Campaign) => void = () => {},
+  watch: (c: Campaign) => Promise<void> | void = () => {},
   ms = 120_000,
 ): Promise<Campaign> {
   const handled = new Set<string>();
@@ -226,7 +244,7 @@ export async function operate(
   await until(async () => {
     const c = await campaign(r, id);
     last = c;
-    watch(c);
+    await watch(c);
     for (const h of c.hosts)
       if (h.state === 'ready' && h.handedOverAt !== null && !handled.has(h.host)) {
         handled.add(h.host);

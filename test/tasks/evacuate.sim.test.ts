@@ -257,6 +257,40 @@ describe('evacuate-compute against the simulator', () => {
     }
   });
 
+  it('moves a server elsewhere when its destination was disabled while Nova scheduled its migration', async () => {
+    r = await rig();
+    const cloud = r.sim.cloud;
+    // Nova's conductor checks the destination 30 virtual seconds after the call (0.3 s here):
+    // time for the destination to be disabled in between, as a maintenance campaign taking its
+    // next host out does while another host drains.
+    cloud.timing.scheduleSeconds = 30;
+    const [t] = await r.service.tasks.service.create('evacuate-compute', { host: 'c5' }, 'alice');
+    await r.service.tasks.worker.start();
+    let taken: string | null = null;
+    await until(() => {
+      const m = cloud.migrations.find((x) => x.type === 'live-migration' && x.status === 'accepted');
+      if (m?.requestedHost) {
+        taken = m.requestedHost;
+        cloud.requireHost(taken).status = 'disabled';
+        cloud.timing.scheduleSeconds = 1;
+      }
+      return taken !== null;
+    }, 30_000);
+    await until(async () => ['DONE', 'ERROR'].includes((await r!.store.tasks.get(t!.id))!.state), 60_000);
+    const done = await r.store.tasks.get(t!.id);
+    expect(done?.state).toBe('DONE');
+    const result = done?.result as {
+      liveMigrated: { server: string; to: string }[];
+      cannotMove: { server: string }[];
+    };
+    // Refused by Nova for its destination, not for itself: moved in the next round, elsewhere.
+    expect(cloud.migrations.some((m) => m.requestedHost === taken && m.status === 'error')).toBe(true);
+    expect(result.liveMigrated.map((m) => m.server).sort()).toEqual([id(1), id(2)]);
+    expect(result.liveMigrated.every((m) => m.to !== taken)).toBe(true);
+    expect(result.cannotMove.map((c) => c.server)).toEqual([id(5)]);
+    for (const n of [1, 2]) expect(cloud.requireServer(id(n)).host).not.toBe('c5');
+  });
+
   it('with tasks.evacuate.emergency false, waits for the closed window of the aggregate, then moves', async () => {
     // A one-hour window six hours from now (on the simulator's clock).
     const hour = (new Date(Date.now()).getUTCHours() + 6) % 24;

@@ -111,7 +111,8 @@ export async function taskRig(
     tasksSession: session,
     config,
     clock,
-    workerStatus: () => workers[0]?.status() ?? null,
+    // The first worker is this process's; the others stand for other processes.
+    worker: () => workers[0] ?? null,
   });
   return {
     sim,

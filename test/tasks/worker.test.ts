@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { afterEach, describe, expect, inject, it } from 'vitest';
+import { afterEach, describe, expect, inject, it, vi } from 'vitest';
 import { EtcdLockService } from '../../src/coordination/etcd-locks.js';
 import { InputError } from '../../src/errors.js';
 import type { Snapshot } from '../../src/model/snapshot.js';
 import { TaskTableUnavailableError } from '../../src/tasks/service.js';
-import { TaskFailedError, type TaskHandler, TaskRequestError } from '../../src/tasks/types.js';
+import { TaskFailedError, type TaskHandler, TaskRequestError, TaskWaitError } from '../../src/tasks/types.js';
 import { RESUME_REASON } from '../../src/tasks/worker.js';
 import { type TaskRig, taskRig, until } from './rig.js';
 
@@ -172,6 +172,50 @@ describe('the task worker', () => {
     const audit = await r.store.audit.list({ action: 'task.counted' });
     expect(audit.items[0]).toMatchObject({ actor: `task:${t!.id}`, target: 'host:h1' });
     expect(await r.locks.list('host/')).toEqual([]);
+  });
+
+  it("claims a task created through its process's task service at once, not at its next poll", async () => {
+    r = await taskRig(world, [count, cleanup]);
+    const reads = vi.spyOn(r.store.tasks, 'unfinished');
+    // A minute between polls: only being woken gets the tasks claimed within the test.
+    const w = r.worker('w1', { pollMs: 60_000 });
+    await w.start();
+    // Its first pass (at start) read the table, empty, holding the table lock: the request's
+    // decision comes after it.
+    await until(() => reads.mock.calls.length >= 1);
+    const [t, clean] = await r.service.create('count', { to: 2, host: 'h1' }, 'alice');
+    // The clean-up of the batch waits for the count; the count's end wakes the worker again.
+    await until(async () => (await r!.store.tasks.get(clean!.id))?.state === 'DONE', 20_000);
+    expect(await r.store.tasks.get(t!.id)).toMatchObject({ state: 'DONE', owner: 'w1', attempts: 1 });
+  });
+
+  it('does not claim again at once a task whose run ended waiting: it waits for a reason to look', async () => {
+    let waits = 0;
+    const waiting: TaskHandler<Record<string, never>, null> = {
+      kind: 'waits',
+      description: 'always waits',
+      parse: () => ({}),
+      preflight: async () => [{ kind: 'waits', args: {}, hosts: [] }],
+      async run() {
+        waits++;
+        throw new TaskWaitError('not yet');
+      },
+    };
+    r = await taskRig(world, [count, cleanup, waiting]);
+    const w = r.worker('w1', { pollMs: 60_000 });
+    await w.start();
+    const [t] = await r.service.create('waits', {}, 'alice');
+    await until(async () => (await r!.store.tasks.get(t!.id))?.state === 'WAITING');
+    await until(() => w.status().running.length === 0);
+    // Woken again by its own end, it would be claimed and run again and again in this time;
+    // nothing can make a correct worker look before its poll (a minute away).
+    await new Promise((res) => setTimeout(res, 300));
+    expect(waits).toBe(1);
+    expect((await r.store.tasks.get(t!.id))?.attempts).toBe(1);
+    // A new task is a reason to look: the waiting one is tried again in the same pass.
+    const [c] = await r.service.create('count', { to: 1, host: 'h1' }, 'alice');
+    await until(async () => (await r!.store.tasks.get(c!.id))?.state === 'DONE', 20_000);
+    expect(waits).toBeGreaterThanOrEqual(2);
   });
 
   it('ends a failing task in ERROR with its message and partial result', async () => {

@@ -183,7 +183,7 @@ export function evacuateComputeHandler(deps: EvacuateDeps): TaskHandler<Evacuate
           if (last !== undefined) {
             const moves = await deps.journal.listMoves(last);
             lastMoved = moves.filter((m) => m.state === 'completed').length;
-            cp = absorbExecution(cp, moves);
+            cp = absorbExecution(cp, moves, await unusableDestinations(ctx, moves));
           }
           const servers = await nova.listServers({ host });
           const liveCandidates = servers.filter(
@@ -386,14 +386,39 @@ async function executionEnded(deps: EvacuateDeps, executionId: string): Promise<
   return e === null || e.state !== 'running';
 }
 
-function absorbExecution(cp: EvacuateCheckpoint, moves: MoveRecord[]): EvacuateCheckpoint {
+/**
+ * The destinations of the execution's failed moves that are disabled or down now. A maintenance
+ * campaign takes its next host out while others drain: a migration Nova had accepted towards it
+ * is then refused by the scheduler, and the retry by the pre-flight.
+ */
+async function unusableDestinations(
+  ctx: TaskContext<EvacuateArgs, EvacuateCheckpoint>,
+  moves: MoveRecord[],
+): Promise<Set<string>> {
+  const to = new Set(moves.filter((m) => m.state === 'failed').map((m) => m.to));
+  if (to.size === 0) return to;
+  const services = await ctx.reader.nova.listServices('nova-compute');
+  return new Set(
+    services
+      .filter((s) => to.has(s.host) && (s.status !== 'enabled' || s.state !== 'up' || s.forcedDown))
+      .map((s) => s.host),
+  );
+}
+
+function absorbExecution(
+  cp: EvacuateCheckpoint,
+  moves: MoveRecord[],
+  unusable: ReadonlySet<string>,
+): EvacuateCheckpoint {
   const live = [...cp.live];
   const failed = [...cp.failed];
   for (const m of moves) {
     if (m.state === 'completed' && !live.some((l) => l.server === m.serverId))
       live.push({ server: m.serverId, name: m.serverName ?? '', to: m.to });
-    // A failed attempt is not tried again live; a skipped one (window, held host) is.
-    if (m.state === 'failed' && !failed.some((f) => f.server === m.serverId))
+    // A failed attempt is not tried again live; a skipped one (window, held host) is, and so is
+    // one whose destination went out of service meanwhile: that says nothing of the server, and
+    // the next round chooses among the destinations usable then.
+    if (m.state === 'failed' && !unusable.has(m.to) && !failed.some((f) => f.server === m.serverId))
       failed.push({
         server: m.serverId,
         name: m.serverName ?? '',
