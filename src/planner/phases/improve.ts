@@ -15,6 +15,7 @@ import { firstRejection } from '../constraints/index.js';
 import type { PlanContext } from '../context.js';
 import { ANNEAL_PROPOSAL_COST, annealAggregate } from './anneal.js';
 import type { BestMoveSearch, WorkMeter } from './best-move.js';
+import { repartitionDestinations } from './repartition.js';
 
 /**
  * Evaluations per millisecond of planner.timeLimitMs. The benchmark machine (2 cores, Node 20)
@@ -97,6 +98,10 @@ export function improveSpread(
   for (const agg of aggs) {
     if (annealAggregate(ctx, agg, seq, meter, Math.floor(share / ANNEAL_PROPOSAL_COST), objective, replay))
       changed = true;
+  }
+  if (meter.evaluations < limit && repartitionDestinations(ctx, seq, meter, limit, objective, replay)) {
+    changed = true;
+    invalidate();
   }
   const reassign = new Reassign(ctx, seq, meter, objective, replay);
   for (let i = 0; meter.evaluations < limit; i = (i + 1) % seq.length) {

@@ -1,0 +1,82 @@
+// The improvement stage's re-partition: the servers a plan sends to two hosts, shared out again
+// between them, each still moved once; only a split that fits both hosts and replays is kept.
+import { describe, expect, it } from 'vitest';
+import { firstRejection } from '../../src/planner/constraints/index.js';
+import { PlanContext } from '../../src/planner/context.js';
+import type { SpreadStep } from '../../src/planner/phases/improve.js';
+import { repartitionDestinations } from '../../src/planner/phases/repartition.js';
+import { ClusterState } from '../../src/planner/state.js';
+import { cluster, host, server } from '../fixtures/cluster.js';
+import { policyWith } from '../fixtures/state.js';
+
+/** Host a runs hot with p (6 cores) and q (2); x is at 4, y idle. */
+function world(yVcpus: number) {
+  const snap = cluster(
+    [
+      host('a', { vcpus: 16, cpuLoad: 14, memLoad: 0 }),
+      host('x', { vcpus: 16, cpuLoad: 4, memLoad: 0 }),
+      host('y', { vcpus: yVcpus, cpuLoad: 0, memLoad: 0 }),
+    ],
+    [server('p', 'a', { vcpus: 4, cpu: 6, memMB: 0 }), server('q', 'a', { vcpus: 2, cpu: 2, memMB: 0 })],
+  );
+  // Balance on CPU alone keeps the numbers readable.
+  const policy = policyWith({
+    dimensions: policyWith().dimensions.map((d) => ({ ...d, weight: d.name === 'cpu' ? 1 : 0 })),
+  });
+  const state = new ClusterState(snap, policy);
+  const ctx = new PlanContext(state, policy);
+  const id = (name: string) => state.serverById.get(name)!;
+  const at = (name: string) => state.hostByName.get(name)!;
+  // The plan to improve: p to x, q to y (a at 6, x at 10, y at 2).
+  const seq: SpreadStep[] = [
+    { server: id('p'), to: at('x') },
+    { server: id('q'), to: at('y') },
+  ];
+  const replay = (skip: number): boolean => {
+    state.undo(state.applied.length);
+    for (let j = 0; j < seq.length; j++) {
+      if (j === skip) continue;
+      const m = seq[j]!;
+      if (state.moved[m.server] !== 0 || firstRejection(state, m.server, m.to) !== null) return false;
+      state.apply(m.server, m.to);
+    }
+    return true;
+  };
+  const objective = (agg: number) => state.imbalance(agg) * state.aggregates[agg]!.counted.length;
+  expect(replay(-1)).toBe(true);
+  return { state, ctx, seq, replay, objective, id, at };
+}
+
+describe('re-partition of two destinations', () => {
+  it('sends p to y and q to x: every host at 6 cores, still two moves', () => {
+    const w = world(16);
+    const before = w.state.imbalance(0);
+    const meter = { evaluations: 0 };
+    expect(repartitionDestinations(w.ctx, w.seq, meter, 1e6, w.objective, w.replay)).toBe(true);
+    expect(w.seq).toEqual([
+      { server: w.id('p'), to: w.at('y') },
+      { server: w.id('q'), to: w.at('x') },
+    ]);
+    expect(w.state.applied).toHaveLength(2);
+    expect(before).toBeGreaterThan(0.1);
+    expect(w.state.imbalance(0)).toBeCloseTo(0, 9);
+    expect(meter.evaluations).toBeGreaterThan(0);
+  });
+
+  it('keeps the plan when the better split does not fit Placement', () => {
+    // y has 2 vCPUs: q fits there, p (4) does not.
+    const w = world(2);
+    const plan = w.seq.map((m) => ({ ...m }));
+    const before = w.state.imbalance(0);
+    expect(repartitionDestinations(w.ctx, w.seq, { evaluations: 0 }, 1e6, w.objective, w.replay)).toBe(false);
+    expect(w.seq).toEqual(plan);
+    expect(w.state.imbalance(0)).toBe(before);
+  });
+
+  it('does nothing once the work budget is spent', () => {
+    const w = world(16);
+    const plan = w.seq.map((m) => ({ ...m }));
+    expect(repartitionDestinations(w.ctx, w.seq, { evaluations: 10 }, 10, w.objective, w.replay)).toBe(false);
+    expect(w.seq).toEqual(plan);
+  });
+});
