@@ -79,4 +79,50 @@ describe('re-partition of two destinations', () => {
     expect(repartitionDestinations(w.ctx, w.seq, { evaluations: 10 }, 10, w.objective, w.replay)).toBe(false);
     expect(w.seq).toEqual(plan);
   });
+
+  it('never sends a server back to its own host, which would be no move at all', () => {
+    // r came from y: the best split would send it home, which a plan cannot call a move; among
+    // the splits that keep it away, p to y and q to x is best.
+    const snap = cluster(
+      [
+        host('a', { vcpus: 16, cpuLoad: 11, memLoad: 0 }),
+        host('x', { vcpus: 16, cpuLoad: 0, memLoad: 0 }),
+        host('y', { vcpus: 16, cpuLoad: 6, memLoad: 0 }),
+      ],
+      [
+        server('p', 'a', { vcpus: 4, cpu: 6, memMB: 0 }),
+        server('q', 'a', { vcpus: 1, cpu: 1, memMB: 0 }),
+        server('r', 'y', { vcpus: 2, cpu: 4, memMB: 0 }),
+      ],
+    );
+    const policy = policyWith({
+      dimensions: policyWith().dimensions.map((d) => ({ ...d, weight: d.name === 'cpu' ? 1 : 0 })),
+    });
+    const state = new ClusterState(snap, policy);
+    const id = (name: string) => state.serverById.get(name)!;
+    const at = (name: string) => state.hostByName.get(name)!;
+    const seq: SpreadStep[] = [
+      { server: id('p'), to: at('x') },
+      { server: id('r'), to: at('x') },
+      { server: id('q'), to: at('y') },
+    ];
+    const replay = (skip: number): boolean => {
+      state.undo(state.applied.length);
+      for (let j = 0; j < seq.length; j++) {
+        if (j === skip) continue;
+        if (firstRejection(state, seq[j]!.server, seq[j]!.to) !== null) return false;
+        state.apply(seq[j]!.server, seq[j]!.to);
+      }
+      return true;
+    };
+    expect(replay(-1)).toBe(true);
+    const objective = (agg: number) => state.imbalance(agg) * 3;
+    const ctx = new PlanContext(state, policy);
+    expect(repartitionDestinations(ctx, seq, { evaluations: 0 }, 1e6, objective, replay)).toBe(true);
+    expect(seq).toEqual([
+      { server: id('p'), to: at('y') },
+      { server: id('r'), to: at('x') },
+      { server: id('q'), to: at('x') },
+    ]);
+  });
 });

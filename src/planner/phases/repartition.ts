@@ -123,13 +123,17 @@ function tryPair(
     return true;
   };
 
+  // A server that came from x or y stays on the other side: on its own host it would not move.
+  const free = servers.flatMap((s, k) =>
+    state.servers[s]!.origin === hx || state.servers[s]!.origin === hy ? [] : [k],
+  );
   const current = state.imbalance(agg);
   let best = current - 1e-12;
   let bestSide: Uint8Array | null = null;
   // Gray code: split g differs from split g-1 in the server of g's lowest set bit.
-  const splits = 1 << m;
+  const splits = 1 << free.length;
   for (let g = 1; g < splits; g++) {
-    const k = 31 - Math.clz32(g & -g);
+    const k = free[31 - Math.clz32(g & -g)]!;
     shift(k, side[k]!, -1);
     side[k] = side[k]! ^ 1;
     shift(k, side[k]!, 1);
