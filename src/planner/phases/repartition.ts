@@ -95,7 +95,7 @@ function tryPair(
     for (let d = 0; d < D; d++) load[to]![d]! += sign * sv.load[d]!;
     for (let r = 0; r < 3; r++) used[to]![r]! += sign * sv.alloc[r]!;
   };
-  servers.forEach((_, k) => shift(k, side[k]!, 1));
+  for (let k = 0; k < m; k++) shift(k, side[k]!, 1);
 
   const hosts = [hx, hy];
   const imbalanceNow = (): number => {
