@@ -11,6 +11,7 @@ import {
   type SimFlavor,
   type SimHost,
   type SimServer,
+  setServiceStatus,
 } from './model.js';
 import { createServer } from './server-lifecycle.js';
 
@@ -58,6 +59,12 @@ function passesFilters(cloud: SimCloud, h: SimHost, req: BootRequest): boolean {
 
 export function bootServer(cloud: SimCloud, req: BootRequest): SimServer {
   cloud.sync();
+  for (const [name, boots] of cloud.providerRefreshBeforeBoots) {
+    const h = cloud.hostsByName.get(name);
+    if (h) setServiceStatus(h, h.status, h.disabledReason);
+    if (boots > 1) cloud.providerRefreshBeforeBoots.set(name, boots - 1);
+    else cloud.providerRefreshBeforeBoots.delete(name);
+  }
   const passing = candidates(cloud, req).filter(
     (h) => req.forcedHost !== null || passesFilters(cloud, h, req),
   );

@@ -297,6 +297,13 @@ export class SimCloud {
   failAllMigrations = false;
   /** Live migrations of these servers fail. */
   readonly failServers = new Set<string>();
+  /**
+   * Host -> how many of the next boots meet its nova-compute refreshing its provider tree just
+   * before they are scheduled: like Nova's periodic update, the refresh puts
+   * COMPUTE_STATUS_DISABLED back on the provider of a disabled service, whatever was lifted by
+   * hand in between.
+   */
+  readonly providerRefreshBeforeBoots = new Map<string, number>();
 
   constructor(snapshot: Snapshot, options: SimOptions = {}) {
     // Virtual time starts at wall time: clients stamp requests (changes-since) with their own clock.

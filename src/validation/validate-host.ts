@@ -55,6 +55,9 @@ export interface ValidateHostDeps {
 /** A failure that decides the outcome (the host stays disabled); not a bug in Aicerine. */
 class HostFailed extends Error {}
 
+/** Boots of one canary when nova-compute's provider refresh races the lift of its trait. */
+const BOOT_ATTEMPTS = 3;
+
 const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
 function sshAddress(template: string, host: string, addresses: string[]): string | null {
@@ -238,33 +241,31 @@ async function bootOnDisabledHost(
   },
 ): Promise<{ id: string; host: string | null }> {
   const { cloud, settings: s } = deps;
-  const lifted = await cloud.changeProviderTraits(b.rp, [], [COMPUTE_STATUS_DISABLED]);
+  let lifted = await cloud.changeProviderTraits(b.rp, [], [COMPUTE_STATUS_DISABLED]);
   try {
-    const id = await cloud.bootCanary(project, {
-      name: names.canary(b.host),
-      imageId: b.imageId,
-      flavorId: b.flavorId,
-      network: s.network,
-      keyPair: s.keyPair,
-      zone: b.zone,
-      host: b.host,
-    });
-    await b.onCreated(id);
-    const deadline = deps.now() + s.bootTimeoutMs;
-    for (;;) {
-      const x = await cloud.getServer(id);
-      if (!x) throw new HostFailed(`the canary ${id} disappeared while booting`);
-      if (x.status === 'ACTIVE') return { id, host: x.host };
-      if (x.status === 'ERROR') {
-        throw new HostFailed(`the canary went to ERROR: ${x.fault?.trim() || 'Nova recorded no fault'}`);
+    for (let attempt = 1; ; attempt++) {
+      const id = await cloud.bootCanary(project, {
+        name: names.canary(b.host),
+        imageId: b.imageId,
+        flavorId: b.flavorId,
+        network: s.network,
+        keyPair: s.keyPair,
+        zone: b.zone,
+        host: b.host,
+      });
+      await b.onCreated(id);
+      const booted = await waitForBoot(deps, id, b.pollMs);
+      if (booted.status === 'ACTIVE') return { id, host: booted.host };
+      // nova-compute's periodic provider refresh puts the trait back on a disabled service's
+      // provider; when it did so between the lift and the scheduler's Placement query, the boot
+      // failed for that alone: lift it again and boot a new canary.
+      const raced = await cloud.changeProviderTraits(b.rp, [], [COMPUTE_STATUS_DISABLED]);
+      lifted ||= raced;
+      if (!raced || attempt >= BOOT_ATTEMPTS) {
+        const again = attempt > 1 ? ` (attempt ${attempt} of ${BOOT_ATTEMPTS})` : '';
+        throw new HostFailed(`the canary went to ERROR${again}: ${booted.fault}`);
       }
-      if (deps.now() > deadline) {
-        throw new HostFailed(
-          `the canary was not ACTIVE within ${Math.round(s.bootTimeoutMs / 1000)} s (status ${x.status}, task ${x.taskState ?? 'none'})`,
-        );
-      }
-      deps.signal?.throwIfAborted();
-      await deps.sleep(b.pollMs);
+      await deleteAndWait(deps, id, b.pollMs);
     }
   } finally {
     // Give the provider its trait back while the service is still disabled (nova-compute would
@@ -289,6 +290,28 @@ async function checkOverSsh(deps: ValidateHostDeps, address: string, pollMs: num
     });
     const notUpYet = o.kind === 'failed' && (o.stage === 'connect' || o.stage === 'jump');
     if (!notUpYet || deps.now() + pollMs > deadline) return o;
+    deps.signal?.throwIfAborted();
+    await deps.sleep(pollMs);
+  }
+}
+
+/** Polls the canary until it is ACTIVE or in ERROR (with Nova's fault); throws on a timeout. */
+async function waitForBoot(
+  deps: ValidateHostDeps,
+  id: string,
+  pollMs: number,
+): Promise<{ status: 'ACTIVE'; host: string | null } | { status: 'ERROR'; fault: string }> {
+  const deadline = deps.now() + deps.settings.bootTimeoutMs;
+  for (;;) {
+    const x = await deps.cloud.getServer(id);
+    if (!x) throw new HostFailed(`the canary ${id} disappeared while booting`);
+    if (x.status === 'ACTIVE') return { status: 'ACTIVE', host: x.host };
+    if (x.status === 'ERROR') return { status: 'ERROR', fault: x.fault?.trim() || 'Nova recorded no fault' };
+    if (deps.now() > deadline) {
+      throw new HostFailed(
+        `the canary was not ACTIVE within ${Math.round(deps.settings.bootTimeoutMs / 1000)} s (status ${x.status}, task ${x.taskState ?? 'none'})`,
+      );
+    }
     deps.signal?.throwIfAborted();
     await deps.sleep(pollMs);
   }

@@ -221,6 +221,36 @@ describe('validate-compute on the simulator', () => {
     await expectNothingLeft(config, batch);
   });
 
+  it("boots a new canary when nova-compute's provider refresh put the disabled trait back before the scheduler asked Placement", async () => {
+    // Seen in the lab: the periodic refresh lands between the lift and the boot's scheduling,
+    // so Placement offers no candidate and the canary goes to ERROR for that alone.
+    sim.cloud.providerRefreshBeforeBoots.set('compute2', 1);
+    const config = await validationConfig(base());
+    const { batch, outcomes } = await runBatch(config, { hosts: ['compute2'], keepEnabled: true });
+    expect(outcomes[0]!.error).toBeNull();
+    expect(outcomes[0]!.result).toMatchObject({ host: 'compute2', passed: true, serviceStatus: 'enabled' });
+    // Two canaries: the one Nova left in ERROR (deleted before the second boot) and the one that ran.
+    const canaries = sim.cloud.deletedServers.filter((x) => x.name.startsWith(`canary-validation-${batch}-`));
+    expect(canaries.map((x) => x.host)).toEqual(['', 'compute2']);
+    await expectNothingLeft(config, batch);
+  });
+
+  it('fails a host after three boots that each met the provider refresh, and leaves its trait on', async () => {
+    const config = await validationConfig(base());
+    sim.cloud.providerRefreshBeforeBoots.set('compute3', 3);
+    try {
+      const { outcomes, batch } = await runBatch(config, { hosts: ['compute3'], keepEnabled: true });
+      expect(outcomes[0]!.error).toBe(
+        'compute3 failed its validation: the canary went to ERROR (attempt 3 of 3): No valid host was found.',
+      );
+      expect(simHost('compute3').status).toBe('disabled');
+      expect(simHost('compute3').rp.traits.has(COMPUTE_STATUS_DISABLED)).toBe(true);
+      await expectNothingLeft(config, batch);
+    } finally {
+      sim.cloud.providerRefreshBeforeBoots.clear();
+    }
+  });
+
   it('leaves a passed host disabled as the operator left it without keepEnabled; re-enables one that was enabled', async () => {
     await setHost('compute2', 'enabled');
     const config = await validationConfig(base());
