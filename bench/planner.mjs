@@ -12,7 +12,7 @@ import { importVmr2l } from '../dist/snapshot/import-vmr2l.js';
 import { synthesizeSnapshot } from '../dist/snapshot/synth.js';
 import { packLowerBound, spreadLowerBound } from './bounds.mjs';
 import { exactPackHosts, exactSpreadMoves } from './exact.mjs';
-import { qualityTable } from './quality.mjs';
+import { packQualityTable, qualityTable } from './quality.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const VMR2L = join(root, '..', 'shared', 'traces', 'vmr2l-bytedance', 'json_stream_c1_2022-03-28+32c.json');
@@ -116,8 +116,14 @@ for (const c of cases) {
   }
 }
 
-if (!only || only === 'quality') await qualityTable(root);
-else await qualityTable(root, only);
+if (!only || only === 'quality') {
+  await qualityTable(root);
+  await packQualityTable(root);
+} else if (only === 'pack quality') await packQualityTable(root);
+else {
+  await qualityTable(root, only);
+  await packQualityTable(root, only);
+}
 
 /** Imbalance averaged over aggregates, weighted by their host counts. */
 function weighted(plan, key) {

@@ -12,6 +12,7 @@ import { importVmr2l } from '../dist/snapshot/import-vmr2l.js';
 import { synthesizeSnapshot } from '../dist/snapshot/synth.js';
 import { findBitbrainsHourly, loadBitbrains } from '../dist/traces/bitbrains.js';
 import { plainGreedy } from './greedy.mjs';
+import { plainPackGreedy } from './pack-greedy.mjs';
 
 const KS = [10, 50, 200];
 
@@ -82,6 +83,54 @@ function mandatoryMoves(plan) {
   return plan.aggregates.flatMap((a) =>
     a.moves.filter((m) => m.phase === 'evacuate' || (m.phase === 'affinity' && !m.softGroup)),
   );
+}
+
+export function packPolicy(maxMoves) {
+  const policy = structuredClone(DEFAULT_POLICY);
+  policy.mode = 'pack';
+  policy.budget.maxMoves = maxMoves;
+  return policy;
+}
+
+/**
+ * Pack: hosts freed after k moves, for the product and for the plain drain greedy of
+ * bench/pack-greedy.mjs, plus the hosts the product leaves holding only servers that cannot
+ * move (partial drains, which the greedy does not make).
+ */
+export async function packQualityTable(root, only) {
+  const rows = [];
+  console.log('\npack quality: hosts freed after k moves; product | greedy yardstick');
+  console.log(
+    'case | hosts | servers | k | product freed (moves) | partly drained | greedy freed (moves) | product vs greedy | product ms (cpu) | checker',
+  );
+  for (const c of await qualityCases(root)) {
+    if (only && !c.name.includes(only)) continue;
+    const snapshot = c.make();
+    if (!snapshot) continue;
+    const mandatory = mandatoryMoves(planSnapshot(snapshot, packPolicy(200)));
+    const curve = plainPackGreedy(snapshot, packPolicy(200), 200, mandatory);
+    for (const k of KS) {
+      const policy = packPolicy(k);
+      const runs = [];
+      let plan;
+      for (let i = 0; i < 3; i++) {
+        const r = timed(() => planSnapshot(snapshot, policy));
+        runs.push(r);
+        plan = r.value;
+      }
+      runs.sort((a, b) => a.ms - b.ms);
+      const check = checkPlan(snapshot, plan, { dimensions: policy.dimensions, maxMoves: k });
+      const freed = plan.aggregates.reduce((n, a) => n + a.hostsFreed.length, 0);
+      const partly = plan.aggregates.reduce((n, a) => n + (a.hostsPartlyDrained ?? []).length, 0);
+      const gk = Math.min(k, curve.length - 1);
+      const g = curve[gk];
+      console.log(
+        `${c.name} | ${snapshot.hosts.length} | ${snapshot.servers.length} | ${k} | ${freed} (${plan.stats.moves}) | ${partly} | ${g} (${gk}) | ${freed - g >= 0 ? '+' : ''}${freed - g} | ${runs[1].ms.toFixed(0)} (${runs[1].cpu.toFixed(0)}) | ${check.ok ? 'ok' : `${check.violations.length} violations`}`,
+      );
+      rows.push({ case: c.name, k, product: freed, greedy: g, partly });
+    }
+  }
+  return rows;
 }
 
 export async function qualityTable(root, only) {

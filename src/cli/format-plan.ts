@@ -64,6 +64,8 @@ function formatAggregate(agg: AggregatePlan, maxShown: number, bound: number | u
     lines.push('  no moves');
   }
   if (agg.hostsFreed.length > 0) lines.push(`  hosts freed: ${agg.hostsFreed.join(', ')}`);
+  if ((agg.hostsPartlyDrained ?? []).length > 0)
+    lines.push(`  hosts left with only servers that cannot move: ${agg.hostsPartlyDrained!.join(', ')}`);
   for (const u of agg.unresolved) lines.push(`  unresolved: ${u}`);
   return lines;
 }

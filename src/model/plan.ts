@@ -52,6 +52,11 @@ export interface AggregatePlan {
   unresolved: string[];
   /** Pack: empty hosts kept as spares (pack.spareHosts), not to be powered off. */
   spareHosts?: string[];
+  /**
+   * Pack: hosts drained of every server that can move, left with only servers that cannot
+   * (pack.partialDrainMaxPinned); each is freed once those go.
+   */
+  hostsPartlyDrained?: string[];
 }
 
 export interface PlanStats {

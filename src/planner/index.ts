@@ -11,7 +11,7 @@ import { restateImbalanceInStepOrder } from './describe.js';
 import { balanceStats, round } from './objectives/balance-stats.js';
 import { imbalanceLowerBounds } from './objectives/lower-bound.js';
 import { evacuate } from './phases/evacuate.js';
-import { pack } from './phases/pack.js';
+import { drainPinnedHosts, pack } from './phases/pack.js';
 import { repair } from './phases/repair.js';
 import { repairOnly } from './phases/repair-only.js';
 import { spread } from './phases/spread.js';
@@ -47,12 +47,16 @@ export function planSnapshot(snapshot: Snapshot, policy: Policy, options: PlanOp
   const lowerBound = imbalanceLowerBounds(state);
 
   const ctx = new PlanContext(state, policy);
+  let partlyDrained: number[][] = state.aggregates.map(() => []);
   if (policy.mode === 'repair-only') repairOnly(ctx);
   else {
     evacuate(ctx);
     repair(ctx);
     if (policy.mode === 'spread') spread(ctx);
-    else pack(ctx);
+    else {
+      pack(ctx);
+      partlyDrained = drainPinnedHosts(ctx);
+    }
   }
 
   const limits = { perHostOutgoing: policy.concurrency.perHostOutgoing, global: policy.concurrency.global };
@@ -87,7 +91,12 @@ export function planSnapshot(snapshot: Snapshot, policy: Policy, options: PlanOp
         .filter((h) => initiallyOccupied[h] && state.on[h]!.size === 0)
         .map((h) => state.hosts[h]!.name),
       unresolved: ctx.unresolved[agg.index]!,
-      ...(policy.mode === 'pack' ? { spareHosts: spareHosts(state, agg.index, policy.pack.spareHosts) } : {}),
+      ...(policy.mode === 'pack'
+        ? {
+            spareHosts: spareHosts(state, agg.index, policy.pack.spareHosts),
+            hostsPartlyDrained: partlyDrained[agg.index]!.map((h) => state.hosts[h]!.name),
+          }
+        : {}),
     };
   });
 

@@ -13,7 +13,7 @@ export const DEFAULT_POLICY: Policy = {
   budget: { maxMoves: 50 },
   concurrency: { perHostOutgoing: 1, global: 10 },
   spread: { targetImbalance: 0.02 },
-  pack: { spareHosts: 1, maxFill: 1.0 },
+  pack: { spareHosts: 1, maxFill: 1.0, partialDrainMaxPinned: 0.25 },
   minGain: 0.005,
   migrationCostPerSecond: 0.00005,
   softGroupPenalty: 0.5,

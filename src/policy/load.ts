@@ -28,6 +28,7 @@ const userPolicy = z.strictObject({
     .strictObject({
       spareHosts: nonNegInt().optional(),
       maxFill: positive().max(1, { error: 'expected a fraction in (0, 1]' }).optional(),
+      partialDrainMaxPinned: nonNeg().max(1, { error: 'expected a fraction in [0, 1]' }).optional(),
     })
     .optional(),
   minGain: nonNeg().optional(),
@@ -107,7 +108,11 @@ export function compilePolicy(doc: unknown, file?: string): Policy {
       global: u.concurrency?.global ?? d.concurrency.global,
     },
     spread: { targetImbalance: u.spread?.targetImbalance ?? d.spread.targetImbalance },
-    pack: { spareHosts: u.pack?.spareHosts ?? d.pack.spareHosts, maxFill: u.pack?.maxFill ?? d.pack.maxFill },
+    pack: {
+      spareHosts: u.pack?.spareHosts ?? d.pack.spareHosts,
+      maxFill: u.pack?.maxFill ?? d.pack.maxFill,
+      partialDrainMaxPinned: u.pack?.partialDrainMaxPinned ?? d.pack.partialDrainMaxPinned,
+    },
     minGain: u.minGain ?? d.minGain,
     migrationCostPerSecond: u.migrationCostPerSecond ?? d.migrationCostPerSecond,
     softGroupPenalty: u.softGroupPenalty ?? d.softGroupPenalty,

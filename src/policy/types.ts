@@ -68,6 +68,11 @@ export interface Policy {
     spareHosts: number;
     /** A host counts as fully used for packing at this fraction of its Placement capacity. */
     maxFill: number;
+    /**
+     * A host kept by servers that cannot move is drained of the others when those servers take
+     * at most this share of it (VCPU and memory); 0 turns such partial drains off.
+     */
+    partialDrainMaxPinned: number;
   };
   /**
    * A move must improve the objective by at least this much, after its cost. Objective units

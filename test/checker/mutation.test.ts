@@ -462,6 +462,16 @@ const MUTATIONS: Mutation[] = [
       return m;
     },
   },
+  {
+    code: 'hosts-freed-mismatch',
+    what: 'a host reported partly drained that still holds a server that can move',
+    apply: (p) => {
+      const m = pick(p);
+      const agg = aggregateOfMove(m.plan, m.move);
+      agg.hostsPartlyDrained = [...(agg.hostsPartlyDrained ?? []), m.move.to];
+      return m;
+    },
+  },
 ];
 
 const picked: fc.Arbitrary<Omit<Picked, 'base'> & { b: number }> = fc.record({

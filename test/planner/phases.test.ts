@@ -192,6 +192,68 @@ describe('pack', () => {
   });
 });
 
+describe('pack partial drains', () => {
+  const pin = (id: string, on: string, vcpus = 2) => server(id, on, { vcpus, sharedStorage: false });
+
+  it('leaves a host its pinned servers only, once no whole host can be freed', () => {
+    // b1 fits nowhere, so no host can be freed; a is kept by pin, a small share of it.
+    const snap = cluster(
+      [host('a'), host('b')],
+      [pin('pin', 'a'), server('a1', 'a'), server('a2', 'a'), server('b1', 'b', { vcpus: 12 })],
+    );
+    const plan = planChecked(snap, policyWith({ mode: 'pack' }));
+    const agg = plan.aggregates[0]!;
+    expect(
+      moves(plan)
+        .map((m) => `${m.server}:${m.from}->${m.to}`)
+        .sort(),
+    ).toEqual(['a1:a->b', 'a2:a->b']);
+    expect(agg.hostsFreed).toEqual([]);
+    expect(agg.hostsPartlyDrained).toEqual(['a']);
+    expect(moves(plan)[0]!.reason).toMatch(
+      /reducing a to the 1 server\(s\) that cannot move \(pin: .*local storage.*\), 13% of it/,
+    );
+    expect(formatPlan(plan)).toMatch(/hosts left with only servers that cannot move: a/);
+  });
+
+  it('is off with partialDrainMaxPinned 0, and skips hosts whose pinned servers take more than it', () => {
+    const servers = (pinCpu: number) => [
+      pin('pin', 'a', pinCpu),
+      server('a1', 'a'),
+      server('a2', 'a'),
+      server('b1', 'b', { vcpus: 12 }),
+    ];
+    const snap = cluster([host('a'), host('b')], servers(2));
+    const off = planChecked(
+      snap,
+      policyWith({ mode: 'pack', pack: { spareHosts: 1, maxFill: 1, partialDrainMaxPinned: 0 } }),
+    );
+    expect(moves(off)).toEqual([]);
+    // 6 of 16 VCPU pinned: 38%, over the default 25%.
+    const heavy = planChecked(cluster([host('a'), host('b')], servers(6)), policyWith({ mode: 'pack' }));
+    expect(heavy.aggregates[0]!.hostsPartlyDrained).toEqual([]);
+    expect(moves(heavy).filter((m) => m.from === 'a')).toEqual([]);
+  });
+
+  it('spends the budget on whole drains first, fills pinned hosts first, and drains a pinned host all or nothing', () => {
+    const snap = cluster(
+      [host('a'), host('b'), host('d')],
+      [pin('pin', 'a'), server('a1', 'a'), server('b1', 'b', { vcpus: 12 }), server('d1', 'd')],
+    );
+    const one = planChecked(snap, policyWith({ mode: 'pack', budget: { maxMoves: 1 } }));
+    expect(moves(one).map((m) => `${m.server}:${m.from}`)).toEqual(['d1:d']);
+    expect(one.aggregates[0]!.hostsFreed).toEqual(['d']);
+    // d1 goes to a, which no plan can free, rather than to b, which one still could.
+    expect(moves(one)[0]!.to).toBe('a');
+    // a2 fits nowhere: a1 stays too, never half of what can leave.
+    const stuck = cluster(
+      [host('a'), host('b')],
+      [pin('pin', 'a'), server('a1', 'a'), server('a2', 'a', { vcpus: 6 }), server('b1', 'b', { vcpus: 12 })],
+    );
+    expect(moves(planChecked(stuck, policyWith({ mode: 'pack' })))).toEqual([]);
+  });
+});
+
 describe('pack drain order', () => {
   it('frees more hosts per migration when the budget binds (fewest servers first)', () => {
     // Emptiest first would spend both moves on b (two small servers) and free one host;
@@ -220,11 +282,17 @@ describe('pack spares', () => {
       [host('a', { status: 'disabled' }), host('b', { vcpus: 4 }), host('spare')],
       [server('s1', 'a', { vcpus: 8 }), server('b1', 'b', { vcpus: 2 })],
     );
-    const kept = planChecked(snap, policyWith({ mode: 'pack', pack: { spareHosts: 1, maxFill: 1 } }));
+    const kept = planChecked(
+      snap,
+      policyWith({ mode: 'pack', pack: { spareHosts: 1, maxFill: 1, partialDrainMaxPinned: 0.25 } }),
+    );
     expect(moves(kept)).toEqual([]);
     expect(unresolved(kept).join('\n')).toMatch(/spare-hosts/);
     expect(kept.aggregates[0]!.spareHosts).toEqual(['spare']);
-    const none = planChecked(snap, policyWith({ mode: 'pack', pack: { spareHosts: 0, maxFill: 1 } }));
+    const none = planChecked(
+      snap,
+      policyWith({ mode: 'pack', pack: { spareHosts: 0, maxFill: 1, partialDrainMaxPinned: 0.25 } }),
+    );
     expect(
       moves(none)
         .filter((m) => m.phase === 'evacuate')

@@ -53,6 +53,10 @@ describe('policy', () => {
       message: /dimensions: the weights must not all be zero/,
     },
     { doc: { pack: { maxFill: 1.5 } }, message: /pack\.maxFill: expected a fraction/ },
+    {
+      doc: { pack: { partialDrainMaxPinned: 2 } },
+      message: /pack\.partialDrainMaxPinned: expected a fraction in \[0, 1\], got 2/,
+    },
   ])('refuses $doc with a message naming file, field and value', ({ doc, message }) => {
     expect(() => compilePolicy(doc, 'policy.yaml')).toThrow(message);
   });

@@ -1,7 +1,9 @@
 // The numbers a plan reports about itself: `before` and `after` must be what formats.md's definition
 // gives on the snapshot and on the snapshot with every move applied, and `hostsFreed` may only name
-// hosts that held servers and hold none at the end (in pack mode, all of them).
+// hosts that held servers and hold none at the end (in pack mode, all of them); `hostsPartlyDrained`
+// may only name hosts that some server left and that end holding servers none of which may move.
 import type { AggregatePlan, BalanceStats } from '../../model/plan.js';
+import { whyNotMigratable } from '../migratability.js';
 import type { PlanChecker, ReplayContext } from '../replay.js';
 import { type AggregateOutcome, aggregateOutcome } from '../stats.js';
 
@@ -61,6 +63,33 @@ function freedDifferences(ctx: ReplayContext, aggregate: AggregatePlan, outcome:
   return out;
 }
 
+function partlyDrainedDifferences(ctx: ReplayContext, aggregate: AggregatePlan): string[] {
+  const out: string[] = [];
+  const listed = new Set<string>();
+  for (const host of aggregate.hostsPartlyDrained ?? []) {
+    if (listed.has(host)) out.push(`${host} is listed twice`);
+    listed.add(host);
+    const known = ctx.world.hosts.get(host);
+    if (!known) {
+      out.push(`${host} is not in the snapshot`);
+      continue;
+    }
+    if (!ctx.world.inAggregate(known, aggregate.name)) {
+      out.push(`${host} is not in ${aggregate.name}`);
+      continue;
+    }
+    const before = ctx.world.serversOn.get(host) ?? [];
+    const atEnd = ctx.world.snapshot.servers.filter((s) => (ctx.state.locationOf(s.id) ?? s.host) === host);
+    if (atEnd.length === 0) out.push(`${host} ends empty: that is freed, not partly drained`);
+    else if (!before.some((s) => (ctx.state.locationOf(s.id) ?? s.host) !== host))
+      out.push(`${host}: no server left it`);
+    const mobile = atEnd.filter((s) => whyNotMigratable(s).length === 0);
+    if (mobile.length > 0)
+      out.push(`${host} still holds ${mobile.length} server(s) that can move (${mobile[0]!.id})`);
+  }
+  return out;
+}
+
 export function balanceStatsChecker(): PlanChecker {
   return {
     constraint: 'stats',
@@ -88,6 +117,14 @@ export function balanceStatsChecker(): PlanChecker {
             code: 'hosts-freed-mismatch',
             aggregate: aggregate.name,
             detail: `hostsFreed: ${freed.join('; ')}`,
+          });
+        }
+        const partly = partlyDrainedDifferences(ctx, aggregate);
+        if (partly.length > 0) {
+          ctx.report({
+            code: 'hosts-freed-mismatch',
+            aggregate: aggregate.name,
+            detail: `hostsPartlyDrained: ${partly.join('; ')}`,
           });
         }
       }

@@ -3,7 +3,15 @@
 // fits (best fit) below pack.maxFill. Two drain orders are tried per aggregate (emptiest hosts
 // first; fewest servers first, which frees more hosts per migration when the budget binds) and
 // the one that frees more hosts, then with fewer moves, is kept. Empty hosts are never filled:
-// they are the spares.
+// they are the spares. Hosts that can never be drained in this plan (they hold a server that
+// cannot move, or one this plan already moved there) are filled first: a server placed on a host
+// that could still be freed makes that host one this plan can no longer free.
+//
+// A host that holds a server that cannot move (pinned) can never be freed by a plan. When the
+// pinned servers take little of it (pack.partialDrainMaxPinned), the budget left after the whole
+// drains partly drains it: every other server leaves, again as a unit, so the host is freed the
+// day its pinned servers go (shelved, resized, deleted) and meanwhile offers its room whole to a
+// large flavor. Whole drains come first: they free a host now, partial drains only prepare one.
 
 import { firstRejection } from '../constraints/index.js';
 import type { PlanContext } from '../context.js';
@@ -39,6 +47,71 @@ export function pack(ctx: PlanContext): void {
   }
 }
 
+/**
+ * After pack: drains pinned hosts of their movable servers, fewest movable servers first, and
+ * returns per aggregate the hosts left holding only servers that cannot move.
+ */
+export function drainPinnedHosts(ctx: PlanContext): number[][] {
+  const { state, policy } = ctx;
+  const limit = policy.pack.partialDrainMaxPinned;
+  return state.aggregates.map((agg) => {
+    if (limit <= 0) return [];
+    const hosts = agg.hosts;
+    // Hosts emptied by the whole drains stay empty; hosts partly drained take nothing back.
+    const closed = new Set(hosts.filter((h) => state.on[h]!.size === 0));
+    const kept = keptHosts(ctx, hosts);
+    const candidates = hosts
+      .filter((h) => state.hosts[h]!.usable && pinnedShare(state, h) <= limit + 1e-9)
+      .filter((h) => {
+        const on = [...state.on[h]!];
+        const pinned = on.filter((s) => state.servers[s]!.immovable !== null);
+        // A server already moved here by this plan cannot leave again: such a host cannot be
+        // reduced to its pinned servers.
+        return pinned.length > 0 && pinned.length < on.length && on.every((s) => pinnedOrMovable(ctx, s));
+      })
+      .map((h) => ({ h, movable: [...state.on[h]!].filter((s) => ctx.movable(s)) }))
+      .sort(
+        (a, b) =>
+          a.movable.length - b.movable.length ||
+          pinnedShare(state, a.h) - pinnedShare(state, b.h) ||
+          a.h - b.h,
+      );
+    const done: number[] = [];
+    for (const { h, movable } of candidates) {
+      if (ctx.budgetLeft < movable.length) continue;
+      const pinned = [...state.on[h]!].filter((s) => !movable.includes(s));
+      const why = pinned
+        .slice(0, 2)
+        .map((s) => `${state.servers[s]!.name || state.servers[s]!.id}: ${state.servers[s]!.immovable}`);
+      const reason = `reducing ${state.hosts[h]!.name} to the ${pinned.length} server(s) that cannot move (${why.join('; ')}${pinned.length > 2 ? '; …' : ''}), ${Math.round(pinnedShare(state, h) * 100)}% of it: freed once they go`;
+      closed.add(h);
+      movable.sort((a, b) => bulk(state, b) - bulk(state, a) || a - b);
+      const placed = placeAll(ctx, agg.index, movable, hosts, closed, kept, reason);
+      if (placed) done.push(h);
+      else closed.delete(h);
+    }
+    return done;
+  });
+}
+
+function pinnedOrMovable(ctx: PlanContext, server: number): boolean {
+  return ctx.state.servers[server]!.immovable !== null || ctx.movable(server);
+}
+
+/** Largest share of VCPU or memory capacity the host's unmovable servers take. */
+function pinnedShare(state: ClusterState, host: number): number {
+  let share = 0;
+  for (let r = 0; r < 2; r++) {
+    const cap = state.hosts[host]!.cap[r]!;
+    if (!Number.isFinite(cap) || cap <= 0) continue;
+    let used = 0;
+    for (const s of state.on[host]!)
+      if (state.servers[s]!.immovable !== null) used += state.servers[s]!.alloc[r]!;
+    share = Math.max(share, used / cap);
+  }
+  return share;
+}
+
 /** Drains whole hosts of one aggregate in the given order; returns how many it freed. */
 function drainHosts(
   ctx: PlanContext,
@@ -48,6 +121,7 @@ function drainHosts(
   const { state } = ctx;
   const hosts = state.aggregates[agg]!.hosts;
   const drained = new Set<number>();
+  const kept = keptHosts(ctx, hosts);
   const candidates = hosts
     .filter((h) => state.hosts[h]!.usable && state.on[h]!.size > 0)
     .filter((h) => [...state.on[h]!].every((s) => ctx.movable(s)))
@@ -59,30 +133,90 @@ function drainHosts(
     servers.sort((a, b) => bulk(state, b) - bulk(state, a) || a - b);
     const reason = `freeing ${state.hosts[host]!.name} (${servers.length} servers, ${Math.round(fill(state, host) * 100)}% allocated before)`;
     drained.add(host);
-    let done = 0;
-    for (const s of servers) {
-      const to = bestFit(ctx, s, hosts, drained);
-      if (to < 0) break;
-      ctx.record(s, to, 'pack', reason);
-      done++;
-    }
-    if (done < servers.length) {
-      ctx.unrecord(agg, done);
+    if (!placeAll(ctx, agg, servers, hosts, drained, kept, reason)) {
       drained.delete(host);
+      // Tried and not freed: as good a destination as a host that never could be.
+      kept[host] = 2;
     }
   }
   return drained.size;
 }
 
-function bestFit(ctx: PlanContext, server: number, hosts: number[], drained: Set<number>): number {
+/**
+ * How little draining a host could still buy, as destination preference: 0 it could be freed,
+ * 1 it could be partly drained (pinned, but lightly), 2 nothing (a server this plan moved there,
+ * or pinned by more than pack.partialDrainMaxPinned).
+ */
+function keptHosts(ctx: PlanContext, hosts: number[]): Uint8Array {
+  const { state, policy } = ctx;
+  const kept = new Uint8Array(state.hosts.length);
+  for (const h of hosts) {
+    for (const s of state.on[h]!) {
+      if (state.servers[s]!.immovable === null && !ctx.movable(s)) kept[h] = 2;
+      else if (!ctx.movable(s) && kept[h] === 0) kept[h] = 1;
+    }
+    if (
+      kept[h] === 1 &&
+      !(
+        pinnedShare(state, h) <= policy.pack.partialDrainMaxPinned + 1e-9 &&
+        policy.pack.partialDrainMaxPinned > 0
+      )
+    )
+      kept[h] = 2;
+  }
+  return kept;
+}
+
+/**
+ * Records a move for every server (in order) to its best fit, or none of them: returns whether
+ * all found a place. `kept` follows the hosts that receive a server (it cannot move again).
+ */
+function placeAll(
+  ctx: PlanContext,
+  agg: number,
+  servers: number[],
+  hosts: number[],
+  closed: Set<number>,
+  kept: Uint8Array,
+  reason: string,
+): boolean {
+  // Pairs (host, its former preference), to restore when the unit is taken back.
+  const newlyKept: number[] = [];
+  let done = 0;
+  for (const s of servers) {
+    const to = bestFit(ctx, s, hosts, closed, kept);
+    if (to < 0) break;
+    ctx.record(s, to, 'pack', reason);
+    if (kept[to] !== 2) {
+      newlyKept.push(to, kept[to]!);
+      kept[to] = 2;
+    }
+    done++;
+  }
+  if (done === servers.length) return true;
+  ctx.unrecord(agg, done);
+  for (let i = newlyKept.length - 2; i >= 0; i -= 2) kept[newlyKept[i]!] = newlyKept[i + 1]!;
+  return false;
+}
+
+/** The fullest host the server fits below pack.maxFill, hosts that can never be drained first. */
+function bestFit(
+  ctx: PlanContext,
+  server: number,
+  hosts: number[],
+  drained: Set<number>,
+  kept: Uint8Array,
+): number {
   const { state, policy } = ctx;
   const s = state.servers[server]!;
   let best = -1;
   let bestKey = Number.NEGATIVE_INFINITY;
   for (const to of hosts) {
     if (drained.has(to) || state.on[to]!.size === 0 || !state.hosts[to]!.usable) continue;
-    const key = tightness(ctx, server, to);
-    if (key > policy.pack.maxFill + 1e-9 || key <= bestKey) continue;
+    const fill = tightness(ctx, server, to);
+    // Past any host that could still be freed ranks every host that never can.
+    const key = fill + 2 * kept[to]!;
+    if (fill > policy.pack.maxFill + 1e-9 || key <= bestKey) continue;
     let fits = true;
     for (let r = 0; r < 2; r++) {
       const cap = state.hosts[to]!.cap[r]!;
