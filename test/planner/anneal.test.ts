@@ -9,7 +9,7 @@ import type { SpreadStep } from '../../src/planner/phases/improve.js';
 import { spreadFloor } from '../../src/planner/phases/spread.js';
 import { ClusterState } from '../../src/planner/state.js';
 import { synthesizeSnapshot } from '../../src/snapshot/synth.js';
-import { policyWith } from '../fixtures/state.js';
+import { policyWith, replayer } from '../fixtures/state.js';
 
 const policy = policyWith({
   minGain: 0,
@@ -46,16 +46,7 @@ function run(k: number): {
   const { state } = ctx;
   const n = state.aggregates[0]!.counted.length;
   const objective = (agg: number): number => state.imbalance(agg) * n;
-  const replay = (skip: number): boolean => {
-    state.undo(state.applied.length);
-    for (let j = 0; j < seq.length; j++) {
-      if (j === skip) continue;
-      const m = seq[j]!;
-      if (state.moved[m.server] !== 0 || firstRejection(state, m.server, m.to) !== null) return false;
-      state.apply(m.server, m.to);
-    }
-    return true;
-  };
+  const replay = replayer(state, seq);
   const before = state.imbalance(0);
   const changed = annealAggregate(ctx, 0, seq, { evaluations: 0 }, 100_000, objective, replay);
   return { before, after: state.imbalance(0), seq, changed, ctx };

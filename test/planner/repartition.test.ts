@@ -7,7 +7,7 @@ import type { SpreadStep } from '../../src/planner/phases/improve.js';
 import { repartitionDestinations } from '../../src/planner/phases/repartition.js';
 import { ClusterState } from '../../src/planner/state.js';
 import { cluster, host, server } from '../fixtures/cluster.js';
-import { policyWith } from '../fixtures/state.js';
+import { policyWith, replayer } from '../fixtures/state.js';
 
 /** Host a runs hot with p (6 cores) and q (2); x is at 4, y idle. */
 function world(yVcpus: number) {
@@ -32,16 +32,7 @@ function world(yVcpus: number) {
     { server: id('p'), to: at('x') },
     { server: id('q'), to: at('y') },
   ];
-  const replay = (skip: number): boolean => {
-    state.undo(state.applied.length);
-    for (let j = 0; j < seq.length; j++) {
-      if (j === skip) continue;
-      const m = seq[j]!;
-      if (state.moved[m.server] !== 0 || firstRejection(state, m.server, m.to) !== null) return false;
-      state.apply(m.server, m.to);
-    }
-    return true;
-  };
+  const replay = replayer(state, seq);
   const objective = (agg: number) => state.imbalance(agg) * state.aggregates[agg]!.counted.length;
   expect(replay(-1)).toBe(true);
   return { state, ctx, seq, replay, objective, id, at };
