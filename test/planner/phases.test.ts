@@ -235,6 +235,27 @@ describe('pack partial drains', () => {
     expect(moves(heavy).filter((m) => m.from === 'a')).toEqual([]);
   });
 
+  it('does not report a host that an earlier partial drain filled since', () => {
+    // a goes first (one movable server); a1 fits only on b, which then holds a server that
+    // cannot move again: b can no longer be reduced to its pinned server, though b1 and b2 fit on d.
+    const snap = cluster(
+      [host('a'), host('b'), host('c'), host('d')],
+      [
+        pin('pa', 'a', 1),
+        server('a1', 'a', { vcpus: 4 }),
+        pin('pb', 'b', 1),
+        server('b1', 'b', { vcpus: 1 }),
+        server('b2', 'b', { vcpus: 1 }),
+        server('c1', 'c', { vcpus: 16 }),
+        pin('pd', 'd', 8),
+        server('d1', 'd', { vcpus: 5 }),
+      ],
+    );
+    const plan = planChecked(snap, policyWith({ mode: 'pack' }));
+    expect(moves(plan).map((m) => `${m.server}:${m.from}->${m.to}`)).toEqual(['a1:a->b']);
+    expect(plan.aggregates[0]!.hostsPartlyDrained).toEqual(['a']);
+  });
+
   it('spends the budget on whole drains first, fills pinned hosts first, and drains a pinned host all or nothing', () => {
     const snap = cluster(
       [host('a'), host('b'), host('d')],
@@ -251,6 +272,33 @@ describe('pack partial drains', () => {
       [pin('pin', 'a'), server('a1', 'a'), server('a2', 'a', { vcpus: 6 }), server('b1', 'b', { vcpus: 12 })],
     );
     expect(moves(planChecked(stuck, policyWith({ mode: 'pack' })))).toEqual([]);
+  });
+});
+
+describe('pack make-room moves', () => {
+  it('frees a host whose server fits nowhere by first moving a smaller server off a host that then takes it', () => {
+    // a and b are pinned, so h is the only host to free; x (8) fits in neither (5 and 4 free)
+    // until a1 (4) moves from a to b.
+    const pin = (id: string, on: string) => server(id, on, { vcpus: 1, sharedStorage: false });
+    const snap = cluster(
+      [host('h'), host('a'), host('b')],
+      [
+        server('x', 'h', { vcpus: 8 }),
+        pin('pa', 'a'),
+        server('a1', 'a', { vcpus: 4 }),
+        server('a2', 'a', { vcpus: 6 }),
+        pin('pb', 'b'),
+        server('b1', 'b', { vcpus: 11 }),
+      ],
+    );
+    const plan = planChecked(snap, policyWith({ mode: 'pack' }));
+    const agg = plan.aggregates[0]!;
+    expect(agg.moves.map((m) => `${m.server}:${m.from}->${m.to}`)).toEqual(['a1:a->b', 'x:h->a']);
+    expect(agg.moves[0]!.reason).toMatch(/^making room on a for x, freeing h/);
+    expect(agg.moves[1]!.after).toEqual([1]);
+    expect(agg.hostsFreed).toEqual(['h']);
+    // With a budget of one move the unit does not fit: nothing moves.
+    expect(moves(planChecked(snap, policyWith({ mode: 'pack', budget: { maxMoves: 1 } })))).toEqual([]);
   });
 });
 

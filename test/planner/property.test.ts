@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { checkPlan } from '../../src/checker/index.js';
 import { planSnapshot } from '../../src/planner/index.js';
 import { synthesizeSnapshot } from '../../src/snapshot/synth.js';
+import { cluster, host, server } from '../fixtures/cluster.js';
 import { build, shape } from '../fixtures/random-cluster.js';
 import { policyWith } from '../fixtures/state.js';
 
@@ -34,6 +35,67 @@ describe('planner properties', () => {
     // The property is only worth something if the random clusters exercise every phase.
     for (const phase of ['evacuate', 'affinity', 'spread', 'pack'])
       expect(phases.get(phase) ?? 0).toBeGreaterThan(3);
+  });
+
+  it('pack plans with partial drains and make-room moves pass the checker', () => {
+    // Full hosts (no overcommit) of servers of mixed sizes: a server often fits nowhere until
+    // another makes room; a few servers pinned by local storage.
+    const tight = fc.array(
+      fc.array(
+        fc.record({
+          vcpus: fc.constantFrom(1, 2, 3, 5, 8),
+          local: fc.integer({ min: 0, max: 9 }).map((x) => x === 0),
+        }),
+        {
+          minLength: 1,
+          maxLength: 8,
+        },
+      ),
+      { minLength: 3, maxLength: 8 },
+    );
+    const kinds = new Map<string, number>();
+    fc.assert(
+      fc.property(
+        tight,
+        fc.integer({ min: 0, max: 40 }),
+        fc.constantFrom(0.25, 1),
+        (onHosts, budget, pinned) => {
+          const servers = onHosts.flatMap((list, h) => {
+            let used = 0;
+            return list.flatMap((v, i) => {
+              if (used + v.vcpus > 16) return [];
+              used += v.vcpus;
+              return [server(`h${h}-${i}`, `h${h}`, { vcpus: v.vcpus, sharedStorage: !v.local })];
+            });
+          });
+          const snap = cluster(
+            onHosts.map((_, h) => host(`h${h}`)),
+            servers,
+          );
+          const policy = policyWith({
+            mode: 'pack',
+            budget: { maxMoves: budget },
+            pack: { spareHosts: 1, maxFill: 1, partialDrainMaxPinned: pinned },
+          });
+          const plan = planSnapshot(snap, policy);
+          const result = checkPlan(snap, plan, { dimensions: policy.dimensions, maxMoves: budget });
+          expect(result.violations).toEqual([]);
+          for (const a of plan.aggregates) {
+            kinds.set(
+              'partly drained',
+              (kinds.get('partly drained') ?? 0) + (a.hostsPartlyDrained ?? []).length,
+            );
+            for (const m of a.moves)
+              if (m.reason.startsWith('making room'))
+                kinds.set('make room', (kinds.get('make room') ?? 0) + 1);
+          }
+        },
+      ),
+      { numRuns: 400, seed: 11 },
+    );
+    console.log(JSON.stringify([...kinds]));
+    expect(kinds.get('partly drained') ?? 0).toBeGreaterThan(3);
+    expect(kinds.get('make room') ?? 0).toBeGreaterThan(3);
   });
 
   it('spread never raises the imbalance when nothing needs evacuating or repairing', () => {

@@ -13,10 +13,16 @@
 // day its pinned servers go (shelved, resized, deleted) and meanwhile offers its room whole to a
 // large flavor. Whole drains come first: they free a host now, partial drains only prepare one.
 
-import { firstRejection } from '../constraints/index.js';
+import { DESTINATION_CONSTRAINTS, firstRejection } from '../constraints/index.js';
 import type { PlanContext } from '../context.js';
 import type { ClusterState } from '../state.js';
 import { tightness } from './destination-search.js';
+
+/** Hosts tried per server that fits nowhere, and their servers tried on each, to make room. */
+const ROOM_HOSTS = 8;
+const ROOM_SERVERS = 4;
+/** Make-room searches per drain pass, as host visits: each search visits the aggregate's hosts about 33 times. */
+const ROOM_WORK = 4e6;
 
 /** Drain orders tried per aggregate; the one that frees more hosts (then with fewer moves) is kept. */
 const ORDERS: ReadonlyArray<(state: ClusterState, a: number, b: number) => number> = [
@@ -77,16 +83,21 @@ export function drainPinnedHosts(ctx: PlanContext): number[][] {
           a.h - b.h,
       );
     const done: number[] = [];
-    for (const { h, movable } of candidates) {
+    for (const { h } of candidates) {
+      // Earlier partial drains may have filled this host since the list was made: what they
+      // put here cannot move again, so the host can no longer be reduced to its pinned servers.
+      const on = [...state.on[h]!];
+      if (!on.every((s) => pinnedOrMovable(ctx, s))) continue;
+      const movable = on.filter((s) => ctx.movable(s));
       if (ctx.budgetLeft < movable.length) continue;
-      const pinned = [...state.on[h]!].filter((s) => !movable.includes(s));
+      const pinned = on.filter((s) => !ctx.movable(s));
       const why = pinned
         .slice(0, 2)
         .map((s) => `${state.servers[s]!.name || state.servers[s]!.id}: ${state.servers[s]!.immovable}`);
       const reason = `reducing ${state.hosts[h]!.name} to the ${pinned.length} server(s) that cannot move (${why.join('; ')}${pinned.length > 2 ? '; …' : ''}), ${Math.round(pinnedShare(state, h) * 100)}% of it: freed once they go`;
       closed.add(h);
       movable.sort((a, b) => bulk(state, b) - bulk(state, a) || a - b);
-      const placed = placeAll(ctx, agg.index, movable, hosts, closed, kept, reason);
+      const placed = placeAll(ctx, agg.index, movable, hosts, closed, kept, reason, null);
       if (placed) done.push(h);
       else closed.delete(h);
     }
@@ -122,6 +133,7 @@ function drainHosts(
   const hosts = state.aggregates[agg]!.hosts;
   const drained = new Set<number>();
   const kept = keptHosts(ctx, hosts);
+  const room = { searches: Math.max(1, Math.floor(ROOM_WORK / (33 * Math.max(1, hosts.length)))) };
   const candidates = hosts
     .filter((h) => state.hosts[h]!.usable && state.on[h]!.size > 0)
     .filter((h) => [...state.on[h]!].every((s) => ctx.movable(s)))
@@ -133,7 +145,7 @@ function drainHosts(
     servers.sort((a, b) => bulk(state, b) - bulk(state, a) || a - b);
     const reason = `freeing ${state.hosts[host]!.name} (${servers.length} servers, ${Math.round(fill(state, host) * 100)}% allocated before)`;
     drained.add(host);
-    if (!placeAll(ctx, agg, servers, hosts, drained, kept, reason)) {
+    if (!placeAll(ctx, agg, servers, hosts, drained, kept, reason, room)) {
       drained.delete(host);
       // Tried and not freed: as good a destination as a host that never could be.
       kept[host] = 2;
@@ -179,24 +191,108 @@ function placeAll(
   closed: Set<number>,
   kept: Uint8Array,
   reason: string,
+  room: { searches: number } | null,
 ): boolean {
   // Pairs (host, its former preference), to restore when the unit is taken back.
   const newlyKept: number[] = [];
-  let done = 0;
-  for (const s of servers) {
-    const to = bestFit(ctx, s, hosts, closed, kept);
+  const receive = (to: number) => {
+    if (kept[to] === 2) return;
+    newlyKept.push(to, kept[to]!);
+    kept[to] = 2;
+  };
+  let recorded = 0;
+  let placed = 0;
+  for (const [i, s] of servers.entries()) {
+    let to = bestFit(ctx, s, hosts, closed, kept);
+    if (to < 0 && room !== null && room.searches > 0 && ctx.budgetLeft > servers.length - i) {
+      room.searches--;
+      const made = makeRoom(ctx, s, hosts, closed, kept, reason);
+      if (made !== null) {
+        recorded++;
+        receive(made.to);
+        to = made.host;
+      }
+    }
     if (to < 0) break;
     ctx.record(s, to, 'pack', reason);
-    if (kept[to] !== 2) {
-      newlyKept.push(to, kept[to]!);
-      kept[to] = 2;
-    }
-    done++;
+    receive(to);
+    recorded++;
+    placed++;
   }
-  if (done === servers.length) return true;
-  ctx.unrecord(agg, done);
+  if (placed === servers.length) return true;
+  ctx.unrecord(agg, recorded);
   for (let i = newlyKept.length - 2; i >= 0; i -= 2) kept[newlyKept[i]!] = newlyKept[i + 1]!;
   return false;
+}
+
+/**
+ * For a server that fits on no host: a host where it would, once one of that host's smaller
+ * servers moves to a third host. Hosts short of the least room are tried first (those that can
+ * never be drained before the others), each with its smallest servers that would make the room.
+ * Records that move and returns both hosts, or null with nothing recorded.
+ */
+function makeRoom(
+  ctx: PlanContext,
+  server: number,
+  hosts: number[],
+  closed: Set<number>,
+  kept: Uint8Array,
+  why: string,
+): { host: number; to: number } | null {
+  const { state, policy } = ctx;
+  const s = state.servers[server]!;
+  const shortOf = (h: number, r: number): number =>
+    Math.max(
+      s.alloc[r]! - state.free(h, r as 0 | 1 | 2),
+      r < 2 ? state.used[h * 3 + r]! + s.alloc[r]! - state.hosts[h]!.cap[r]! * policy.pack.maxFill : 0,
+    );
+  const options: Array<{ h: number; short: number[]; key: number }> = [];
+  for (const h of hosts) {
+    if (closed.has(h) || state.on[h]!.size === 0 || !state.hosts[h]!.usable) continue;
+    if (DESTINATION_CONSTRAINTS.some((c) => c.name !== 'capacity' && c.check(state, server, h) !== null))
+      continue;
+    const short = [0, 1, 2].map((r) => shortOf(h, r));
+    let key = 0;
+    for (let r = 0; r < 2; r++) {
+      const cap = state.hosts[h]!.cap[r]!;
+      if (short[r]! > 0) key += Number.isFinite(cap) && cap > 0 ? short[r]! / cap : 1;
+    }
+    options.push({ h, short, key: key - 10 * kept[h]! });
+  }
+  options.sort((a, b) => a.key - b.key || a.h - b.h);
+  for (const { h, short } of options.slice(0, ROOM_HOSTS)) {
+    const movers = [...state.on[h]!]
+      .filter(
+        (t) =>
+          ctx.movable(t) &&
+          [0, 1, 2].every((r) => short[r]! <= 1e-9 || state.servers[t]!.alloc[r]! >= short[r]! - 1e-9),
+      )
+      .sort((a, b) => bulk(state, a) - bulk(state, b) || a - b)
+      .slice(0, ROOM_SERVERS);
+    closed.add(h);
+    try {
+      for (const t of movers) {
+        const to = bestFit(ctx, t, hosts, closed, kept);
+        if (to < 0) continue;
+        ctx.record(t, to, 'pack', `making room on ${state.hosts[h]!.name} for ${s.name || s.id}, ${why}`);
+        if (bestFitAllows(ctx, server, h)) return { host: h, to };
+        ctx.unrecord(state.hosts[h]!.aggregate, 1);
+      }
+    } finally {
+      closed.delete(h);
+    }
+  }
+  return null;
+}
+
+function bestFitAllows(ctx: PlanContext, server: number, to: number): boolean {
+  const { state, policy } = ctx;
+  const s = state.servers[server]!;
+  for (let r = 0; r < 2; r++) {
+    if (state.used[to * 3 + r]! + s.alloc[r]! > state.hosts[to]!.cap[r]! * policy.pack.maxFill + 1e-9)
+      return false;
+  }
+  return firstRejection(state, server, to) === null;
 }
 
 /** The fullest host the server fits below pack.maxFill, hosts that can never be drained first. */
