@@ -46,12 +46,14 @@ describe('injected faults on every API during active cycles', () => {
         `faults: ${r.faults.injected} injected (${JSON.stringify(hits)}); ${r.cycles} cycles (${r.failedCycles} failed: ${r.cycleErrors.join('; ')}); moves ${JSON.stringify(r.moves)}; Nova migrations ${r.accounting.novaMigrations}`,
       );
       expect(r.cloud.aggregates).toEqual(['agg-1', 'agg-2']);
-      // The faults happened, on reads and on writes.
-      expect(r.faults.injected).toBeGreaterThan(100);
+      // The faults happened, on reads and on writes. The counts follow how many cycles fit in
+      // the run's wall time: about 30 alone (200+ faults, 28 moves), 8 when the suite's heaviest
+      // files (kill -9 children, MariaDB, etcd, Chromium) share the 2 cores with it (72, 7).
+      expect(r.faults.injected).toBeGreaterThan(50);
       expect(hits['error 409']).toBeGreaterThan(0);
       expect(hits.timeout).toBeGreaterThan(0);
       // The loop still acted.
-      expect(r.moves.completed).toBeGreaterThan(10);
+      expect(r.moves.completed).toBeGreaterThan(4);
 
       // No wrong move. Every started move is a move of the plan its execution ran, and that plan
       // passed the checker (a refused plan is stored as observed and never executed).
