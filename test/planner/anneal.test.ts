@@ -5,11 +5,11 @@ import { firstRejection } from '../../src/planner/constraints/index.js';
 import { PlanContext } from '../../src/planner/context.js';
 import { annealAggregate } from '../../src/planner/phases/anneal.js';
 import { BestMoveSearch } from '../../src/planner/phases/best-move.js';
-import type { SpreadStep } from '../../src/planner/phases/improve.js';
+import { planReplay, type SpreadStep } from '../../src/planner/phases/improve.js';
 import { spreadFloor } from '../../src/planner/phases/spread.js';
 import { ClusterState } from '../../src/planner/state.js';
 import { synthesizeSnapshot } from '../../src/snapshot/synth.js';
-import { policyWith, replayer } from '../fixtures/state.js';
+import { policyWith } from '../fixtures/state.js';
 
 const policy = policyWith({
   minGain: 0,
@@ -46,7 +46,7 @@ function run(k: number): {
   const { state } = ctx;
   const n = state.aggregates[0]!.counted.length;
   const objective = (agg: number): number => state.imbalance(agg) * n;
-  const replay = replayer(state, seq);
+  const replay = planReplay(state, seq, 0, { evaluations: 0 });
   const before = state.imbalance(0);
   const changed = annealAggregate(ctx, 0, seq, { evaluations: 0 }, 100_000, objective, replay);
   return { before, after: state.imbalance(0), seq, changed, ctx };

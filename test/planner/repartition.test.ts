@@ -3,11 +3,11 @@
 import { describe, expect, it } from 'vitest';
 import { firstRejection } from '../../src/planner/constraints/index.js';
 import { PlanContext } from '../../src/planner/context.js';
-import type { SpreadStep } from '../../src/planner/phases/improve.js';
+import { planReplay, type SpreadStep } from '../../src/planner/phases/improve.js';
 import { repartitionDestinations } from '../../src/planner/phases/repartition.js';
 import { ClusterState } from '../../src/planner/state.js';
 import { cluster, host, server } from '../fixtures/cluster.js';
-import { policyWith, replayer } from '../fixtures/state.js';
+import { policyWith } from '../fixtures/state.js';
 
 /** Host a runs hot with p (6 cores) and q (2); x is at 4, y idle. */
 function world(yVcpus: number) {
@@ -32,7 +32,7 @@ function world(yVcpus: number) {
     { server: id('p'), to: at('x') },
     { server: id('q'), to: at('y') },
   ];
-  const replay = replayer(state, seq);
+  const replay = planReplay(state, seq, 0, { evaluations: 0 });
   const objective = (agg: number) => state.imbalance(agg) * state.aggregates[agg]!.counted.length;
   expect(replay(-1)).toBe(true);
   return { state, ctx, seq, replay, objective, id, at };

@@ -3,6 +3,7 @@
 // hosts that held servers and hold none at the end (in pack mode, all of them); `hostsPartlyDrained`
 // may only name hosts that some server left and that end holding servers none of which may move.
 import type { AggregatePlan, BalanceStats } from '../../model/plan.js';
+import type { Server } from '../../model/snapshot.js';
 import { whyNotMigratable } from '../migratability.js';
 import type { PlanChecker, ReplayContext } from '../replay.js';
 import { type AggregateOutcome, aggregateOutcome } from '../stats.js';
@@ -66,7 +67,18 @@ function freedDifferences(ctx: ReplayContext, aggregate: AggregatePlan, outcome:
 function partlyDrainedDifferences(ctx: ReplayContext, aggregate: AggregatePlan): string[] {
   const out: string[] = [];
   const listed = new Set<string>();
-  for (const host of aggregate.hostsPartlyDrained ?? []) {
+  const list = aggregate.hostsPartlyDrained ?? [];
+  // Where each server ends, by host: read once, not once per listed host.
+  const endOn = new Map<string, Server[]>();
+  if (list.length > 0) {
+    for (const s of ctx.world.snapshot.servers) {
+      const end = ctx.state.locationOf(s.id) ?? s.host;
+      const on = endOn.get(end);
+      if (on) on.push(s);
+      else endOn.set(end, [s]);
+    }
+  }
+  for (const host of list) {
     if (listed.has(host)) out.push(`${host} is listed twice`);
     listed.add(host);
     const known = ctx.world.hosts.get(host);
@@ -79,7 +91,7 @@ function partlyDrainedDifferences(ctx: ReplayContext, aggregate: AggregatePlan):
       continue;
     }
     const before = ctx.world.serversOn.get(host) ?? [];
-    const atEnd = ctx.world.snapshot.servers.filter((s) => (ctx.state.locationOf(s.id) ?? s.host) === host);
+    const atEnd = endOn.get(host) ?? [];
     if (atEnd.length === 0) out.push(`${host} ends empty: that is freed, not partly drained`);
     else if (!before.some((s) => (ctx.state.locationOf(s.id) ?? s.host) !== host))
       out.push(`${host}: no server left it`);

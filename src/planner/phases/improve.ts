@@ -13,6 +13,7 @@
 import { groupViolationDelta, groupViolations } from '../constraints/hard-groups.js';
 import { firstRejection } from '../constraints/index.js';
 import type { PlanContext } from '../context.js';
+import type { ClusterState } from '../state.js';
 import { ANNEAL_PROPOSAL_COST, annealAggregate } from './anneal.js';
 import type { BestMoveSearch, WorkMeter } from './best-move.js';
 import { repartitionDestinations } from './repartition.js';
@@ -68,18 +69,7 @@ export function improveSpread(
       state.imbalance(agg) * n + policy.softGroupPenalty * soft + policy.migrationCostPerSecond * seconds(agg)
     );
   };
-  /** Back to the state before spread, then every step but `skip`; false when one is no longer legal. */
-  const replay = (skip: number): boolean => {
-    state.undo(state.applied.length - base);
-    meter.evaluations += seq.length * REPLAY_STEP_COST;
-    for (let j = 0; j < seq.length; j++) {
-      if (j === skip) continue;
-      const m = seq[j]!;
-      if (state.moved[m.server] !== 0 || firstRejection(state, m.server, m.to) !== null) return false;
-      state.apply(m.server, m.to);
-    }
-    return true;
-  };
+  const replay = planReplay(state, seq, base, meter);
   const invalidate = (): void => {
     for (const s of searches) s.invalidate();
   };
@@ -464,4 +454,28 @@ class Reassign {
     }
     return total;
   }
+}
+
+/**
+ * The stage's `replay`: back to the state with `base` moves applied (the one before spread),
+ * then every step of `seq` but `skip` (-1: all), each checked; false at the first that is no
+ * longer legal. Each call is charged to the meter.
+ */
+export function planReplay(
+  state: ClusterState,
+  seq: readonly SpreadStep[],
+  base: number,
+  meter: WorkMeter,
+): (skip: number) => boolean {
+  return (skip) => {
+    state.undo(state.applied.length - base);
+    meter.evaluations += seq.length * REPLAY_STEP_COST;
+    for (let j = 0; j < seq.length; j++) {
+      if (j === skip) continue;
+      const m = seq[j]!;
+      if (state.moved[m.server] !== 0 || firstRejection(state, m.server, m.to) !== null) return false;
+      state.apply(m.server, m.to);
+    }
+    return true;
+  };
 }

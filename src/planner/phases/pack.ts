@@ -15,7 +15,7 @@
 
 import { DESTINATION_CONSTRAINTS, firstRejection } from '../constraints/index.js';
 import type { PlanContext } from '../context.js';
-import type { ClusterState } from '../state.js';
+import type { ClusterState, RcIndex } from '../state.js';
 import { tightness } from './destination-search.js';
 
 /** Hosts tried per server that fits nowhere, and their servers tried on each, to make room. */
@@ -59,33 +59,25 @@ export function pack(ctx: PlanContext): void {
  */
 export function drainPinnedHosts(ctx: PlanContext): number[][] {
   const { state, policy } = ctx;
-  const limit = policy.pack.partialDrainMaxPinned;
   return state.aggregates.map((agg) => {
-    if (limit <= 0) return [];
+    if (policy.pack.partialDrainMaxPinned <= 0) return [];
     const hosts = agg.hosts;
     // Hosts emptied by the whole drains stay empty; hosts partly drained take nothing back.
     const closed = new Set(hosts.filter((h) => state.on[h]!.size === 0));
     const kept = keptHosts(ctx, hosts);
     const candidates = hosts
-      .filter((h) => state.hosts[h]!.usable && pinnedShare(state, h) <= limit + 1e-9)
-      .filter((h) => {
+      .filter((h) => state.hosts[h]!.usable && lightlyPinned(ctx, h))
+      .map((h) => {
         const on = [...state.on[h]!];
-        const pinned = on.filter((s) => state.servers[s]!.immovable !== null);
-        // A server already moved here by this plan cannot leave again: such a host cannot be
-        // reduced to its pinned servers.
-        return pinned.length > 0 && pinned.length < on.length && on.every((s) => pinnedOrMovable(ctx, s));
+        const pinned = on.filter((s) => state.servers[s]!.immovable !== null).length;
+        return { h, pinned, movable: on.filter((s) => ctx.movable(s)).length, share: pinnedShare(state, h) };
       })
-      .map((h) => ({ h, movable: [...state.on[h]!].filter((s) => ctx.movable(s)) }))
-      .sort(
-        (a, b) =>
-          a.movable.length - b.movable.length ||
-          pinnedShare(state, a.h) - pinnedShare(state, b.h) ||
-          a.h - b.h,
-      );
+      .filter((c) => c.pinned > 0 && c.movable > 0)
+      .sort((a, b) => a.movable - b.movable || a.share - b.share || a.h - b.h);
     const done: number[] = [];
     for (const { h } of candidates) {
-      // Earlier partial drains may have filled this host since the list was made: what they
-      // put here cannot move again, so the host can no longer be reduced to its pinned servers.
+      // A server moved here by this plan (before, or by an earlier partial drain since the list
+      // was made) cannot leave again: the host can no longer be reduced to its pinned servers.
       const on = [...state.on[h]!];
       if (!on.every((s) => pinnedOrMovable(ctx, s))) continue;
       const movable = on.filter((s) => ctx.movable(s));
@@ -103,6 +95,12 @@ export function drainPinnedHosts(ctx: PlanContext): number[][] {
     }
     return done;
   });
+}
+
+/** Pinned lightly enough to be partly drained (pack.partialDrainMaxPinned; 0: never). */
+function lightlyPinned(ctx: PlanContext, host: number): boolean {
+  const limit = ctx.policy.pack.partialDrainMaxPinned;
+  return limit > 0 && pinnedShare(ctx.state, host) <= limit + 1e-9;
 }
 
 function pinnedOrMovable(ctx: PlanContext, server: number): boolean {
@@ -160,21 +158,14 @@ function drainHosts(
  * or pinned by more than pack.partialDrainMaxPinned).
  */
 function keptHosts(ctx: PlanContext, hosts: number[]): Uint8Array {
-  const { state, policy } = ctx;
+  const { state } = ctx;
   const kept = new Uint8Array(state.hosts.length);
   for (const h of hosts) {
     for (const s of state.on[h]!) {
       if (state.servers[s]!.immovable === null && !ctx.movable(s)) kept[h] = 2;
       else if (!ctx.movable(s) && kept[h] === 0) kept[h] = 1;
     }
-    if (
-      kept[h] === 1 &&
-      !(
-        pinnedShare(state, h) <= policy.pack.partialDrainMaxPinned + 1e-9 &&
-        policy.pack.partialDrainMaxPinned > 0
-      )
-    )
-      kept[h] = 2;
+    if (kept[h] === 1 && !lightlyPinned(ctx, h)) kept[h] = 2;
   }
   return kept;
 }
@@ -243,7 +234,7 @@ function makeRoom(
   const s = state.servers[server]!;
   const shortOf = (h: number, r: number): number =>
     Math.max(
-      s.alloc[r]! - state.free(h, r as 0 | 1 | 2),
+      s.alloc[r]! - state.free(h, r as RcIndex),
       r < 2 ? state.used[h * 3 + r]! + s.alloc[r]! - state.hosts[h]!.cap[r]! * policy.pack.maxFill : 0,
     );
   const options: Array<{ h: number; short: number[]; key: number }> = [];
@@ -275,7 +266,7 @@ function makeRoom(
         const to = bestFit(ctx, t, hosts, closed, kept);
         if (to < 0) continue;
         ctx.record(t, to, 'pack', `making room on ${state.hosts[h]!.name} for ${s.name || s.id}, ${why}`);
-        if (bestFitAllows(ctx, server, h)) return { host: h, to };
+        if (packable(ctx, server, h)) return { host: h, to };
         ctx.unrecord(state.hosts[h]!.aggregate, 1);
       }
     } finally {
@@ -285,7 +276,8 @@ function makeRoom(
   return null;
 }
 
-function bestFitAllows(ctx: PlanContext, server: number, to: number): boolean {
+/** Whether the server may go to the host: below pack.maxFill of VCPU and memory, and legal. */
+function packable(ctx: PlanContext, server: number, to: number): boolean {
   const { state, policy } = ctx;
   const s = state.servers[server]!;
   for (let r = 0; r < 2; r++) {
@@ -304,7 +296,6 @@ function bestFit(
   kept: Uint8Array,
 ): number {
   const { state, policy } = ctx;
-  const s = state.servers[server]!;
   let best = -1;
   let bestKey = Number.NEGATIVE_INFINITY;
   for (const to of hosts) {
@@ -312,13 +303,7 @@ function bestFit(
     const fill = tightness(ctx, server, to);
     // Past any host that could still be freed ranks every host that never can.
     const key = fill + 2 * kept[to]!;
-    if (fill > policy.pack.maxFill + 1e-9 || key <= bestKey) continue;
-    let fits = true;
-    for (let r = 0; r < 2; r++) {
-      const cap = state.hosts[to]!.cap[r]!;
-      if (state.used[to * 3 + r]! + s.alloc[r]! > cap * policy.pack.maxFill + 1e-9) fits = false;
-    }
-    if (!fits || firstRejection(state, server, to) !== null) continue;
+    if (fill > policy.pack.maxFill + 1e-9 || key <= bestKey || !packable(ctx, server, to)) continue;
     best = to;
     bestKey = key;
   }
