@@ -7,7 +7,10 @@
 // Every pass: an abort asked ends the campaign; each host in flight goes on a step when it can
 // (its child task ended, the operator said done, nova-compute restarted); then, unless paused,
 // new hosts are taken out while fewer than `parallel` are out and the rest of the aggregate can
-// take the servers of every host out at once (drainVerdict). Each step writes its intent before
+// take the servers of every host out at once (drainVerdict). Hosts are taken out only while no
+// drain runs, a whole wave disabled before any of its evacuations starts: a running drain never
+// has a destination disabled under it, and a server is never sent to a host about to be drained.
+// Each evacuation takes the campaign's pending hosts only as a last resort. Each step writes its intent before
 // acting and looks for what a crashed run did before acting again, so a resumed run repeats no
 // step but the hand-over (at least once).
 
@@ -151,6 +154,10 @@ class Driver {
   /** One pass; returns the campaign when it ended. */
   private async pass(start: Campaign): Promise<Campaign | null> {
     if (start.abortRequested) return this.abort(start);
+    // A run that failed between taking a wave out and asking for its evacuations: the whole
+    // wave is disabled before the first of them can choose destinations.
+    for (const h of start.hosts)
+      if (h.state === 'draining' && h.evacuateTask === null) await this.disable(h.host);
     for (const h of start.hosts) if (isInFlight(h.state)) await this.advance(h.host);
     let c = (await this.deps.campaigns.get(this.id)) ?? start;
     if (c.abortRequested) return this.abort(c);
@@ -241,7 +248,17 @@ class Driver {
         // Here rather than when it was taken out: a run that failed in between disables it now.
         await this.disable(h.host);
         try {
-          const [t] = await this.deps.tasks().create('evacuate-compute', { host: h.host }, this.actor);
+          const c = await this.deps.campaigns.get(this.id);
+          const lastResort = (c?.hosts ?? [])
+            .filter((x) => x.state === 'pending' && x.host !== h.host)
+            .map((x) => x.host);
+          const [t] = await this.deps
+            .tasks()
+            .create(
+              'evacuate-compute',
+              { host: h.host, ...(lastResort.length > 0 ? { lastResort } : {}) },
+              this.actor,
+            );
           taskId = t?.id ?? null;
         } catch (err) {
           if (!(err instanceof TaskRequestError)) throw err;
@@ -437,9 +454,13 @@ class Driver {
   private async startHosts(c: Campaign): Promise<void> {
     const out = c.hosts.filter((h) => isInFlight(h.state)).map((h) => h.host);
     const pending = c.hosts.filter((h) => h.state === 'pending');
+    const draining = c.hosts.filter((h) => h.state === 'draining').map((h) => h.host);
+    const wave: string[] = [];
     let waitNote: string | null = null;
     const key = JSON.stringify(c.hosts.map((h) => h.state));
-    if (this.waitedAt?.key === key) waitNote = this.waitedAt.note;
+    if (pending.length > 0 && out.length < c.settings.parallel && draining.length > 0)
+      waitNote = `${pending[0]!.host} waits for the drain of ${draining.join(', ')} to end: hosts are taken out between drains, so none is disabled under a running drain`;
+    else if (this.waitedAt?.key === key) waitNote = this.waitedAt.note;
     else if (pending.length > 0 && out.length < c.settings.parallel) {
       this.waitedAt = null;
       const snapshot = await (this.deps.snapshot ?? recordThroughReader)(this.ctx);
@@ -464,10 +485,11 @@ class Driver {
           await this.host(h.host, () => ({ state: 'refused', endedAt: this.now(), note: refusal }));
           continue;
         }
-        await this.takeOut(h.host);
+        wave.push(h.host);
         out.push(h.host);
       }
     }
+    if (wave.length > 0) await this.takeOut(wave);
     const fresh = await this.deps.campaigns.get(this.id);
     if (fresh !== null && fresh.note !== waitNote && !fresh.note?.startsWith('error: '))
       await this.note(() => waitNote);
@@ -489,14 +511,19 @@ class Driver {
     }
   }
 
-  private async takeOut(host: string): Promise<void> {
+  /** Marks the wave out, disables every host of it, then asks for their evacuations. */
+  private async takeOut(wave: string[]): Promise<void> {
     const at = this.now();
-    await this.host(host, (p) =>
-      p.state === 'pending' ? { state: 'draining', startedAt: at, note: 'disabling' } : null,
-    );
-    const now = await this.deps.campaigns.get(this.id);
-    const h = now?.hosts.find((x) => x.host === host);
-    if (h) await this.advanceDrain(h);
+    for (const host of wave)
+      await this.host(host, (p) =>
+        p.state === 'pending' ? { state: 'draining', startedAt: at, note: 'disabling' } : null,
+      );
+    for (const host of wave) await this.disable(host);
+    for (const host of wave) {
+      const now = await this.deps.campaigns.get(this.id);
+      const h = now?.hosts.find((x) => x.host === host);
+      if (h?.state === 'draining') await this.advanceDrain(h);
+    }
   }
 
   /** Disables the host with the campaign's reason, unless it is disabled already. */

@@ -209,6 +209,66 @@ describe('rolling maintenance on the simulator', () => {
     expect(driver?.attempts).toBe(2);
   });
 
+  it('takes hosts out between drains, a wave disabled at once, and sends servers to hosts already maintained', async () => {
+    // Six hosts of 64 GiB, three servers of 8 GiB each, two at a time: room everywhere, so the
+    // destinations are a choice, not a necessity.
+    const names = ['w1', 'w2', 'w3', 'w4', 'w5', 'w6'];
+    const servers = names.flatMap((h, i) => [1, 2, 3].map((k) => server(10 * i + k, h)));
+    r = await rig(
+      world(
+        names.map((n) => host(n)),
+        servers,
+      ),
+      {},
+    );
+    await r.service.tasks.worker.start();
+    const started = await r.service.tasks.maintenance.start(
+      { aggregate: 'rack', parallel: 2 },
+      'operator:alice',
+    );
+    const cloud = r.sim.cloud;
+    // Whenever a host is disabled, no other host of the campaign may be migrating servers away
+    // while the newly disabled one was a pending host a moment before.
+    let sawDrainWait = false;
+    const final = await operate(
+      started.id,
+      async (h) => {
+        await r!.service.tasks.maintenance.done(h, 'operator:bob');
+      },
+      (c) => {
+        if (c.note?.includes('waits for the drain of')) sawDrainWait = true;
+      },
+    );
+    expect(final.state).toBe('DONE');
+    expect(final.hosts.map((h) => h.state)).toEqual(names.map(() => 'done'));
+    // No migration was refused: no destination was disabled under a running drain.
+    const live = cloud.migrations.filter((m) => m.type === 'live-migration');
+    expect(
+      live.filter((m) => m.status !== 'completed').map((m) => `${m.source}->${m.requestedHost} ${m.status}`),
+    ).toEqual([]);
+    // Each evacuation took the hosts still pending when it was asked as last resorts; after the
+    // first wave some host is already maintained, and no server went to a pending host.
+    const evacuations = (await r.store.tasks.list({ kind: 'evacuate-compute' }, { limit: 100 })).items;
+    expect(evacuations).toHaveLength(6);
+    const first = evacuations.filter((t) => ['w1', 'w2'].includes(t.hosts[0]!));
+    for (const t of first) expect(t.args).toMatchObject({ lastResort: ['w3', 'w4', 'w5', 'w6'] });
+    let later = 0;
+    for (const t of evacuations.filter((x) => !first.includes(x))) {
+      const lastResort = (t.args.lastResort as string[] | undefined) ?? [];
+      for (const m of live.filter((x) => x.source === t.hosts[0])) {
+        expect(lastResort, `${m.server.uuid} ${m.source} -> ${m.dest}`).not.toContain(m.dest);
+        later++;
+      }
+    }
+    expect(later).toBeGreaterThan(0);
+    // Hence fewer moves than a drain to any host: each of the 18 servers moved at most twice.
+    const perServer = new Map<string, number>();
+    for (const m of live) perServer.set(m.server.uuid, (perServer.get(m.server.uuid) ?? 0) + 1);
+    expect(Math.max(...perServer.values())).toBeLessThanOrEqual(2);
+    // With two hosts out at once and operators answering at once, a host waited for a drain.
+    expect(sawDrainWait).toBe(true);
+  });
+
   it('refuses a campaign before touching anything: unknown names, a host whose servers do not fit, a busy aggregate', async () => {
     const servers = [server(1, 'c1', 61440), server(2, 'c2', 32768), server(3, 'c3', 32768), server(4, 'c4')];
     r = await rig(

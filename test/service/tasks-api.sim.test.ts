@@ -163,6 +163,21 @@ describe('operator tasks through the service API', () => {
     });
     expect(await count()).toBe(0);
 
+    // Last resorts: names checked, each unknown one a 404 on its place in the list; a disabled
+    // one (s1, disabled above) is only a preference and passes.
+    expect(
+      await refused({ kind: 'evacuate-compute', args: { host: 's2', lastResort: ['s1', 's2'] } }),
+    ).toMatchObject({ status: 400, field: 'body.args.lastResort[1]', value: 's2' });
+    expect(
+      await refused({ kind: 'evacuate-compute', args: { host: 's2', lastResort: ['s1', 'gone'] } }),
+    ).toMatchObject({
+      status: 404,
+      field: 'body.args.lastResort[1]',
+      value: 'gone',
+      message: 'lastResort[1]: no nova-compute service on host gone',
+    });
+    expect(await count()).toBe(0);
+
     expect((await call('GET', '/v1/tasks/987')).body.error).toMatchObject({
       status: 404,
       field: 'params.id',

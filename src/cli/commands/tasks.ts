@@ -109,8 +109,17 @@ export function register(program: Command): void {
       .argument('<host>'),
   )
     .option('--target <host>', 'move everything to this host')
-    .action(async (host: string, flags: ApiFlags & { target?: string }) => {
-      await request(flags, 'evacuate-compute', { host, ...(flags.target ? { target: flags.target } : {}) });
+    .option('--last-resort <hosts>', 'comma-separated hosts used as destinations only when no other fits')
+    .action(async (host: string, flags: ApiFlags & { target?: string; lastResort?: string }) => {
+      const lastResort = (flags.lastResort ?? '')
+        .split(',')
+        .map((h) => h.trim())
+        .filter((h) => h !== '');
+      await request(flags, 'evacuate-compute', {
+        host,
+        ...(flags.target ? { target: flags.target } : {}),
+        ...(lastResort.length > 0 ? { lastResort } : {}),
+      });
     });
   withApiOptions(
     tasks

@@ -44,6 +44,29 @@ export class ArgsReader {
     return v;
   }
 
+  /** An optional list of distinct compute host names (default empty). */
+  hostNames(key: string): string[] {
+    const v = this.raw[key];
+    if (v === undefined || v === null) return [];
+    if (!Array.isArray(v)) {
+      this.issues.push({ path: key, message: 'expected a list of compute host names', value: v });
+      return [];
+    }
+    const names: string[] = [];
+    v.forEach((n, i) => {
+      if (typeof n !== 'string' || !HOST_NAME.test(n))
+        this.issues.push({
+          path: `${key}[${i}]`,
+          message: 'expected a compute host name (letters, digits, . _ -)',
+          value: n,
+        });
+      else if (names.includes(n))
+        this.issues.push({ path: `${key}[${i}]`, message: 'listed twice', value: n });
+      else names.push(n);
+    });
+    return names;
+  }
+
   /** A Keystone id (32 hex digits, dashes allowed) or name. */
   projectRef(key: string): string | null {
     const v = this.raw[key];

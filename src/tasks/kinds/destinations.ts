@@ -2,7 +2,9 @@
 // availability zone when it is in none), enabled, up, not held by another task, with room in
 // Placement for what the server holds, and not breaking its server group (anti-affinity: no
 // other member there; affinity: it cannot leave alone). The host with the most free memory
-// after the claims made so far wins, as Nova's RAM weigher would pick.
+// after the claims made so far wins, as Nova's RAM weigher would pick, except that a "last
+// resort" host (one a rolling-maintenance campaign still has to drain) is taken only when no
+// other host fits: a server sent there would have to move again when its turn comes.
 import type { NovaServerGroup } from '../../cloud/openstack/nova.js';
 import type { HostRoomView } from '../../executor/ports.js';
 import { roomProblem } from '../../executor/preflight.js';
@@ -22,6 +24,7 @@ export class DestinationChooser {
     private readonly candidates: readonly Candidate[],
     private readonly groups: readonly NovaServerGroup[],
     serverHosts: ReadonlyMap<string, string>,
+    private readonly lastResort: ReadonlySet<string> = new Set(),
   ) {
     for (const [id, host] of serverHosts) this.placeOf.set(id, host);
   }
@@ -36,7 +39,7 @@ export class DestinationChooser {
     if (group?.policy === 'affinity' && group.members.some((m) => m !== serverId))
       return { why: `member of affinity group ${group.name}: it cannot leave its group's host alone` };
     const reasons: string[] = [];
-    let best: { host: string; free: number } | null = null;
+    let best: { host: string; lastResort: boolean; free: number } | null = null;
     for (const c of this.candidates) {
       if (only !== null && c.host !== only) continue;
       const problem = roomProblem(c.host, c.room, need, this.claims.get(c.host) ?? {});
@@ -58,7 +61,13 @@ export class DestinationChooser {
           (c.room.usages.MEMORY_MB ?? 0) -
           (this.claims.get(c.host)?.MEMORY_MB ?? 0)
         : 0;
-      if (best === null || free > best.free) best = { host: c.host, free };
+      const lastResort = this.lastResort.has(c.host);
+      if (
+        best === null ||
+        (best.lastResort && !lastResort) ||
+        (best.lastResort === lastResort && free > best.free)
+      )
+        best = { host: c.host, lastResort, free };
     }
     if (best === null) {
       if (only !== null && !this.candidates.some((c) => c.host === only))

@@ -31,6 +31,11 @@ import { type Candidate, DestinationChooser } from './destinations.js';
 export interface EvacuateArgs {
   host: string;
   target: string | null;
+  /**
+   * Destinations used only when no other host fits (a campaign passes the hosts it has still
+   * to drain, so servers do not land where they would have to move again).
+   */
+  lastResort: string[];
 }
 
 type Moved = {
@@ -107,13 +112,18 @@ export function evacuateComputeHandler(deps: EvacuateDeps): TaskHandler<Evacuate
     description: 'disable a compute host and move every server off it (live, else cold when allowed)',
 
     parse(raw) {
-      const r = new ArgsReader(raw, ['host', 'target']);
+      const r = new ArgsReader(raw, ['host', 'target', 'lastResort']);
       const host = r.hostName('host', true);
       const target = r.hostName('target', false);
+      const lastResort = r.hostNames('lastResort');
       if (host !== null && target === host)
         r.issues.push({ path: 'target', message: 'must differ from host', value: target });
+      lastResort.forEach((n, i) => {
+        if (n === host)
+          r.issues.push({ path: `lastResort[${i}]`, message: 'must differ from host', value: n });
+      });
       r.done();
-      return { host: host as string, target };
+      return { host: host as string, target, lastResort };
     },
 
     async preflight(args, ctx) {
@@ -130,7 +140,11 @@ export function evacuateComputeHandler(deps: EvacuateDeps): TaskHandler<Evacuate
       return [
         {
           kind: 'evacuate-compute',
-          args: { host: args.host, target: args.target } as JsonObject,
+          args: {
+            host: args.host,
+            target: args.target,
+            ...(args.lastResort.length > 0 ? { lastResort: args.lastResort } : {}),
+          } as JsonObject,
           hosts: [args.host],
         },
       ];
@@ -340,6 +354,7 @@ async function checkHosts(args: EvacuateArgs, ctx: PreflightContext): Promise<vo
   for (const [field, name] of [
     ['host', args.host],
     ['target', args.target],
+    ...args.lastResort.map((n, i) => [`lastResort[${i}]`, n] as const),
   ] as const) {
     if (name === null) continue;
     const [svc] = await nova.listServices('nova-compute', name);
@@ -347,6 +362,8 @@ async function checkHosts(args: EvacuateArgs, ctx: PreflightContext): Promise<vo
       throw new TaskRequestError(status, `${field}: ${message}`, [{ path: field, message, value: name }]);
     };
     if (svc === undefined) refuse(404, `no nova-compute service on host ${name}`);
+    // A last-resort host may be down or disabled: it is only a preference.
+    else if (field !== 'host' && field !== 'target') continue;
     else if (svc.state !== 'up' || svc.forcedDown)
       refuse(
         409,
@@ -486,7 +503,7 @@ async function destinations(
         const other = await nova.getServer(m).catch(() => null);
         if (other?.host) where.set(m, other.host);
       }
-  return new DestinationChooser(candidates, groups, where);
+  return new DestinationChooser(candidates, groups, where, new Set(ctx.args.lastResort));
 }
 
 /** A migration slot from the executor's pool, waiting while every one is taken. */
