@@ -300,6 +300,31 @@ describe('pack make-room moves', () => {
     // With a budget of one move the unit does not fit: nothing moves.
     expect(moves(planChecked(snap, policyWith({ mode: 'pack', budget: { maxMoves: 1 } })))).toEqual([]);
   });
+
+  it('makes room for a partial drain too', () => {
+    // Every host is pinned, so nothing can be freed; p is pinned lightly (1 of 16 VCPU), a and b
+    // heavily (6 of 16). p's x (8) fits on neither a (5 free) nor b (4 free) until a1 (4) moves
+    // from a to b.
+    const pin = (id: string, on: string, vcpus: number) => server(id, on, { vcpus, sharedStorage: false });
+    const snap = cluster(
+      [host('p'), host('a'), host('b')],
+      [
+        pin('pp', 'p', 1),
+        server('x', 'p', { vcpus: 8 }),
+        pin('pa', 'a', 6),
+        server('a1', 'a', { vcpus: 4 }),
+        server('a2', 'a', { vcpus: 1 }),
+        pin('pb', 'b', 6),
+        server('b1', 'b', { vcpus: 6 }),
+      ],
+    );
+    const plan = planChecked(snap, policyWith({ mode: 'pack' }));
+    const agg = plan.aggregates[0]!;
+    expect(agg.moves.map((m) => `${m.server}:${m.from}->${m.to}`)).toEqual(['a1:a->b', 'x:p->a']);
+    expect(agg.moves[0]!.reason).toMatch(/^making room on a for x, reducing p to the 1 server\(s\)/);
+    expect(agg.hostsFreed).toEqual([]);
+    expect(agg.hostsPartlyDrained).toEqual(['p']);
+  });
 });
 
 describe('pack drain order', () => {

@@ -65,6 +65,7 @@ export function drainPinnedHosts(ctx: PlanContext): number[][] {
     // Hosts emptied by the whole drains stay empty; hosts partly drained take nothing back.
     const closed = new Set(hosts.filter((h) => state.on[h]!.size === 0));
     const kept = keptHosts(ctx, hosts);
+    const room = roomWork(hosts);
     const candidates = hosts
       .filter((h) => state.hosts[h]!.usable && lightlyPinned(ctx, h))
       .map((h) => {
@@ -89,7 +90,7 @@ export function drainPinnedHosts(ctx: PlanContext): number[][] {
       const reason = `reducing ${state.hosts[h]!.name} to the ${pinned.length} server(s) that cannot move (${why.join('; ')}${pinned.length > 2 ? '; …' : ''}), ${Math.round(pinnedShare(state, h) * 100)}% of it: freed once they go`;
       closed.add(h);
       movable.sort((a, b) => bulk(state, b) - bulk(state, a) || a - b);
-      const placed = placeAll(ctx, agg.index, movable, hosts, closed, kept, reason, null);
+      const placed = placeAll(ctx, agg.index, movable, hosts, closed, kept, reason, room);
       if (placed) done.push(h);
       else closed.delete(h);
     }
@@ -131,7 +132,7 @@ function drainHosts(
   const hosts = state.aggregates[agg]!.hosts;
   const drained = new Set<number>();
   const kept = keptHosts(ctx, hosts);
-  const room = { searches: Math.max(1, Math.floor(ROOM_WORK / (33 * Math.max(1, hosts.length)))) };
+  const room = roomWork(hosts);
   const candidates = hosts
     .filter((h) => state.hosts[h]!.usable && state.on[h]!.size > 0)
     .filter((h) => [...state.on[h]!].every((s) => ctx.movable(s)))
@@ -274,6 +275,11 @@ function makeRoom(
     }
   }
   return null;
+}
+
+/** The make-room searches one drain pass may make (ROOM_WORK host visits). */
+function roomWork(hosts: readonly number[]): { searches: number } {
+  return { searches: Math.max(1, Math.floor(ROOM_WORK / (33 * Math.max(1, hosts.length)))) };
 }
 
 /** Whether the server may go to the host: below pack.maxFill of VCPU and memory, and legal. */
