@@ -51,6 +51,8 @@ export type Pauses = z.infer<typeof pauseView>;
 export type QuarantineEntry = z.infer<typeof quarantineEntry>;
 export type RatioChange = z.infer<typeof ratioChange>;
 export type PlanMove = Move;
+/** One aggregate's part of a plan: its moves, balance, and (pack) the hosts it frees or leaves partly drained. */
+export type PlanAggregate = Plan['aggregates'][number];
 export type { Plan, ShadowReport };
 
 export interface Page<T> {

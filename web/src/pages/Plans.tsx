@@ -9,7 +9,15 @@ import { num, seconds, time } from '../format.js';
 import { usePoll } from '../poll.js';
 import { Link } from '../router.js';
 import { useCan } from '../session.js';
-import type { MoveDecision, Page, PlanHosts, PlanMove, PlanSummary, StoredPlan } from '../types.js';
+import type {
+  MoveDecision,
+  Page,
+  PlanAggregate,
+  PlanHosts,
+  PlanMove,
+  PlanSummary,
+  StoredPlan,
+} from '../types.js';
 import { Failure, Loading } from './common.js';
 
 const OPEN = ['proposed', 'partially-approved', 'approved'];
@@ -102,6 +110,9 @@ export function PlanDetail(props: { id: string }) {
           ))}
         </ul>
       )}
+      {p.plan.aggregates.map((a) => (
+        <HostsOutcome key={a.name} aggregate={a} named={p.plan.aggregates.length > 1} />
+      ))}
       {decide && (
         <div className="decide-plan">
           <label>
@@ -180,6 +191,31 @@ export function PlanDetail(props: { id: string }) {
         </div>
       ))}
     </section>
+  );
+}
+
+/**
+ * What a plan leaves of an aggregate's hosts (pack), as the CLI's plan text says it: the hosts it
+ * empties, and those left holding only servers that cannot move. Nothing when there are none.
+ */
+function HostsOutcome(props: { aggregate: PlanAggregate; named: boolean }) {
+  const { aggregate: a } = props;
+  const partly = a.hostsPartlyDrained ?? [];
+  if (a.hostsFreed.length === 0 && partly.length === 0) return null;
+  const of = props.named ? `${a.name}: ` : '';
+  return (
+    <ul className="hosts-outcome" data-aggregate={a.name}>
+      {a.hostsFreed.length > 0 && (
+        <li>
+          {of}Hosts freed: {a.hostsFreed.join(', ')}
+        </li>
+      )}
+      {partly.length > 0 && (
+        <li>
+          {of}Partly drained (only unmovable servers left): {partly.join(', ')}
+        </li>
+      )}
+    </ul>
   );
 }
 

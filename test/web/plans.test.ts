@@ -1,0 +1,86 @@
+// The plan page in headless Chromium against the running service on the simulator: a pack plan
+// says which hosts it frees and which it leaves holding only servers that cannot move, as the
+// CLI's plan text does; a plan that frees none (the assisted aggregate's own) says nothing of it.
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import type { Plan } from '../../src/model/plan.js';
+import { browserSession, NO_BROWSER, type Rig, startRig } from './rig.js';
+
+if (NO_BROWSER !== null) console.warn(`plan page tests skipped: ${NO_BROWSER}`);
+
+const WAIT = 60_000;
+
+/**
+ * A pack plan of gold as the planner writes one: g1's servers but its first (one that cannot
+ * move) and g2's only server go to g3, so g2 is freed and g1 is left partly drained.
+ */
+function packPlan(rig: Rig): Plan {
+  const on = (host: string) => rig.sim.cloud.servers.filter((s) => s.host === host);
+  const movers = [...on('g1').slice(1), ...on('g2')];
+  const stats = { imbalance: 0.2, dimensions: { cpu: { stddev: 0.3, max: 0.88 } } };
+  return {
+    format: 'aicerine-plan/1',
+    snapshotTakenAt: new Date(rig.sim.cloud.clock.nowMs()).toISOString(),
+    mode: 'pack',
+    aggregates: [
+      {
+        name: 'gold',
+        moves: movers.map((s, i) => ({
+          step: i + 1,
+          wave: 1,
+          server: s.uuid,
+          from: s.host,
+          to: 'g3',
+          phase: 'pack' as const,
+          reason: `pack: empty ${s.host}`,
+          estimatedSeconds: 30,
+        })),
+        before: stats,
+        after: { ...stats, imbalance: 0.4 },
+        hostsFreed: ['g2'],
+        hostsPartlyDrained: ['g1'],
+        unresolved: [],
+      },
+    ],
+    stats: { planningMs: 1 },
+  };
+}
+
+describe.skipIf(NO_BROWSER !== null)('the plan page in headless Chromium', () => {
+  const session = browserSession(WAIT);
+  let page: Page;
+
+  it('shows the hosts a pack plan frees and those it leaves partly drained, only when there are some', async () => {
+    const rig = await startRig({ auth: false });
+    session.closeAfter(rig);
+    page = await session.page();
+    await page.goto(`${rig.url}/`);
+
+    // The assisted aggregate's own (spread) plan frees no host: the page says nothing of it.
+    const planLink = page.locator('section[data-aggregate="gold"] .latest-plan a');
+    await planLink.waitFor();
+    await planLink.click();
+    await page.waitForURL(/\/plans\/\d+$/);
+    await page.locator('tr[data-step]').first().waitFor();
+    expect(await page.locator('.hosts-outcome').count()).toBe(0);
+    expect(await page.locator('main').textContent()).not.toContain('Hosts freed');
+
+    // A pack plan, reached from the plan list without a reload.
+    const stored = await rig.store.plans.create({
+      aggregate: 'gold',
+      mode: 'assisted',
+      plan: packPlan(rig),
+      createdAt: new Date(rig.sim.cloud.clock.nowMs()).toISOString(),
+    });
+    await page.getByRole('link', { name: 'Plans', exact: true }).click();
+    await page.getByRole('link', { name: `#${stored.id}`, exact: true }).click();
+    await page.waitForURL(new RegExp(`/plans/${stored.id}$`));
+    const outcome = page.locator('.hosts-outcome[data-aggregate="gold"]');
+    await outcome.waitFor();
+    expect(await outcome.locator('li').allTextContents()).toEqual([
+      'Hosts freed: g2',
+      'Partly drained (only unmovable servers left): g1',
+    ]);
+    expect(await page.locator('tr[data-step]').count()).toBe(8);
+  }, 240_000);
+});
