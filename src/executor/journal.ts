@@ -64,6 +64,14 @@ export interface MoveRecord extends PlannedMove {
   detail: string | null;
 }
 
+/** How a failed move's detail ends when its retry never reached Nova: the pre-flight refused it. */
+export const RETRY_REFUSED = '; retry refused by pre-flight: ';
+
+/** A failed move whose last attempt was refused by the pre-flight (nothing was sent to Nova for it). */
+export function retryRefused(m: Pick<MoveRecord, 'state' | 'detail'>): boolean {
+  return m.state === 'failed' && (m.detail?.includes(RETRY_REFUSED) ?? false);
+}
+
 export interface MoveTransition {
   state: MoveState;
   at: string;

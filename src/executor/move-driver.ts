@@ -2,7 +2,7 @@
 // Nova's record, abort, and what a failure leads to (retry, failed, quarantine). Every step is
 // written to the journal (through the run's book) before and after the call it announces.
 import { findAttemptMigration, isFinalMigration, judge, type Outcome } from './attempt.js';
-import type { MoveRecord } from './journal.js';
+import { type MoveRecord, RETRY_REFUSED } from './journal.js';
 import { ActuatorError, type LiveMigrationView, type ServerView } from './ports.js';
 import { preflight } from './preflight.js';
 import type { AbortKind, RunBook } from './run-book.js';
@@ -96,7 +96,7 @@ export class MoveDriver {
       } else {
         await this.book.transition(rec, 'pending', {
           state: 'failed',
-          detail: `${rec.detail ?? `attempt ${rec.attempt} failed`}; retry refused by pre-flight: ${pf.reason}`,
+          detail: `${rec.detail ?? `attempt ${rec.attempt} failed`}${RETRY_REFUSED}${pf.reason}`,
         });
       }
       if (pf.serverFault !== null)

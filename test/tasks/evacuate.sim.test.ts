@@ -291,6 +291,52 @@ describe('evacuate-compute against the simulator', () => {
     for (const n of [1, 2]) expect(cloud.requireServer(id(n)).host).not.toBe('c5');
   });
 
+  it('gives a server one more round when the retry of its failed migration was refused by the pre-flight', async () => {
+    r = await rig({
+      defaults: {
+        mode: 'observe',
+        concurrency: { perSourceHost: 2 },
+        retry: { attempts: 3, backoffBase: '10s', backoffMax: '1m' },
+      },
+    });
+    const cloud = r.sim.cloud;
+    // vm-1's first migration fails in Nova; before the executor's retry its destination fills
+    // up (another tenant's boot, say), so the retry's pre-flight refuses it and nothing is sent.
+    cloud.failServers.add(id(1));
+    const [t] = await r.service.tasks.service.create('evacuate-compute', { host: 'c5' }, 'alice');
+    await r.service.tasks.worker.start();
+    let full: string | null = null;
+    await until(() => {
+      const m = cloud.migrations.find((x) => x.server.uuid === id(1) && x.status === 'failed');
+      if (m?.dest) {
+        full = m.dest;
+        cloud.failServers.delete(id(1));
+        const rp = cloud.requireHost(full).rp;
+        const mem = rp.inventories.get('MEMORY_MB')!;
+        rp.inventories.set('MEMORY_MB', { ...mem, total: 1024 });
+        rp.generation++;
+      }
+      return full !== null;
+    }, 30_000);
+    await until(async () => ['DONE', 'ERROR'].includes((await r!.store.tasks.get(t!.id))!.state), 60_000);
+    const done = await r.store.tasks.get(t!.id);
+    expect(done?.state).toBe('DONE');
+    const result = done?.result as {
+      liveMigrated: { server: string; to: string }[];
+      cannotMove: { server: string }[];
+    };
+    // Moved in a later round, elsewhere; the refused retry never reached Nova.
+    const mine = cloud.migrations.filter((m) => m.server.uuid === id(1) && m.type === 'live-migration');
+    expect(mine.map((m) => [m.status, m.dest === full])).toEqual([
+      ['failed', true],
+      ['completed', false],
+    ]);
+    expect(result.liveMigrated.map((m) => m.server).sort()).toEqual([id(1), id(2)]);
+    expect(result.cannotMove.map((c) => c.server)).toEqual([id(5)]);
+    const audit = (await r.store.audit.list({ action: 'executor.preflight-refused' }, { limit: 20 })).items;
+    expect(audit.some((a) => a.target === `server:${id(1)}`)).toBe(true);
+  });
+
   it('with tasks.evacuate.emergency false, waits for the closed window of the aggregate, then moves', async () => {
     // A one-hour window six hours from now (on the simulator's clock).
     const hour = (new Date(Date.now()).getUTCHours() + 6) % 24;

@@ -12,7 +12,12 @@ import { aggregateConfig } from '../../config/aggregate.js';
 import { windowState } from '../../config/windows.js';
 import { hostLockName, type LockService } from '../../coordination/locks.js';
 import type { ExecutionSummary } from '../../executor/execution.js';
-import type { ExecutionJournal, MoveRecord, PlannedMove } from '../../executor/journal.js';
+import {
+  type ExecutionJournal,
+  type MoveRecord,
+  type PlannedMove,
+  retryRefused,
+} from '../../executor/journal.js';
 import { OpenStackExecutorCloud } from '../../executor/openstack-cloud.js';
 import type { MigrationSlots } from '../../executor/slots.js';
 import { estimateMigrationSeconds } from '../../planner/cost-model.js';
@@ -70,6 +75,11 @@ export interface EvacuateCheckpoint {
   coldInFlight: Record<string, ColdState>;
   /** Servers whose live (or cold) move failed: not tried again by this task. */
   failed: Left[];
+  /**
+   * Servers given one more round because the executor's retry never reached Nova (its pre-flight
+   * refused the destination), by the execution that did so. Absent in checkpoints of older runs.
+   */
+  secondChance?: Record<string, string>;
 }
 
 /** The executor as an evacuation drives it (ExecutorService implements it). */
@@ -429,20 +439,30 @@ function absorbExecution(
 ): EvacuateCheckpoint {
   const live = [...cp.live];
   const failed = [...cp.failed];
+  const secondChance = { ...(cp.secondChance ?? {}) };
   for (const m of moves) {
     if (m.state === 'completed' && !live.some((l) => l.server === m.serverId))
       live.push({ server: m.serverId, name: m.serverName ?? '', to: m.to });
+    if (m.state !== 'failed' || failed.some((f) => f.server === m.serverId)) continue;
     // A failed attempt is not tried again live; a skipped one (window, held host) is, and so is
     // one whose destination went out of service meanwhile: that says nothing of the server, and
-    // the next round chooses among the destinations usable then.
-    if (m.state === 'failed' && !unusable.has(m.to) && !failed.some((f) => f.server === m.serverId))
-      failed.push({
-        server: m.serverId,
-        name: m.serverName ?? '',
-        why: `live migration failed: ${m.detail ?? 'no detail'}`,
-      });
+    // the next round chooses among the destinations usable then. So, once, is one whose retry
+    // the pre-flight refused (its destination filled up, say): the executor's retry never
+    // reached Nova. Keyed by execution, so reading the same execution again after a restart
+    // gives the same answer.
+    if (unusable.has(m.to)) continue;
+    const given = secondChance[m.serverId];
+    if (retryRefused(m) && (given === undefined || given === m.executionId)) {
+      secondChance[m.serverId] = m.executionId;
+      continue;
+    }
+    failed.push({
+      server: m.serverId,
+      name: m.serverName ?? '',
+      why: `live migration failed: ${m.detail ?? 'no detail'}`,
+    });
   }
-  return { ...cp, live, failed };
+  return { ...cp, live, failed, ...(Object.keys(secondChance).length > 0 ? { secondChance } : {}) };
 }
 
 function isFailed(cp: EvacuateCheckpoint, serverId: string): boolean {
