@@ -1,6 +1,7 @@
 // The plan page in headless Chromium against the running service on the simulator: a pack plan
 // says which hosts it frees and which it leaves holding only servers that cannot move, as the
 // CLI's plan text does; a plan that frees none (the assisted aggregate's own) says nothing of it.
+// The What-if page says the same of the plan it shows.
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import type { Plan } from '../../src/model/plan.js';
@@ -82,5 +83,20 @@ describe.skipIf(NO_BROWSER !== null)('the plan page in headless Chromium', () =>
       'Partly drained (only unmovable servers left): g1',
     ]);
     expect(await page.locator('tr[data-step]').count()).toBe(8);
+  }, 240_000);
+
+  it('shows on the What-if page the host a what-if drain frees', async () => {
+    const rig = await startRig({ auth: false });
+    session.closeAfter(rig);
+    page = await session.page();
+    await page.goto(`${rig.url}/what-if`);
+    const form = page.getByRole('form', { name: 'what-if' });
+    await form.getByRole('checkbox', { name: 'g2' }).check();
+    await form.getByRole('button', { name: 'Plan it' }).click();
+    const result = page.getByRole('region', { name: 'what-if result' });
+    await result.waitFor();
+    const outcome = result.locator('.hosts-outcome[data-aggregate="gold"] li');
+    await outcome.first().waitFor();
+    expect(await outcome.allTextContents()).toEqual(['Hosts freed: g2']);
   }, 240_000);
 });

@@ -12,13 +12,12 @@ import { useCan } from '../session.js';
 import type {
   MoveDecision,
   Page,
-  PlanAggregate,
   PlanHosts,
   PlanMove,
   PlanSummary,
   StoredPlan,
 } from '../types.js';
-import { Failure, Loading } from './common.js';
+import { Failure, HostsOutcome, Loading } from './common.js';
 
 const OPEN = ['proposed', 'partially-approved', 'approved'];
 
@@ -191,31 +190,6 @@ export function PlanDetail(props: { id: string }) {
         </div>
       ))}
     </section>
-  );
-}
-
-/**
- * What a plan leaves of an aggregate's hosts (pack), as the CLI's plan text says it: the hosts it
- * empties, and those left holding only servers that cannot move. Nothing when there are none.
- */
-function HostsOutcome(props: { aggregate: PlanAggregate; named: boolean }) {
-  const { aggregate: a } = props;
-  const partly = a.hostsPartlyDrained ?? [];
-  if (a.hostsFreed.length === 0 && partly.length === 0) return null;
-  const of = props.named ? `${a.name}: ` : '';
-  return (
-    <ul className="hosts-outcome" data-aggregate={a.name}>
-      {a.hostsFreed.length > 0 && (
-        <li>
-          {of}Hosts freed: {a.hostsFreed.join(', ')}
-        </li>
-      )}
-      {partly.length > 0 && (
-        <li>
-          {of}Partly drained (only unmovable servers left): {partly.join(', ')}
-        </li>
-      )}
-    </ul>
   );
 }
 

@@ -7,7 +7,7 @@ import { num } from '../format.js';
 import { usePoll } from '../poll.js';
 import { useCan } from '../session.js';
 import type { Aggregate, HostsPage, Page, Plan, WhatIfBody, WhatIfResult } from '../types.js';
-import { Failure, Loading } from './common.js';
+import { Failure, HostsOutcome, Loading } from './common.js';
 
 function isPlan(p: unknown): p is Plan {
   return typeof p === 'object' && p !== null && Array.isArray((p as { aggregates?: unknown }).aggregates);
@@ -162,6 +162,9 @@ function WhatIfForm() {
             {result.changes.added.length > 0 && <>, added {result.changes.added.join(', ')}</>}. Nothing was
             stored or executed.
           </p>
+          {plan?.aggregates.map((a) => (
+            <HostsOutcome key={a.name} aggregate={a} named={plan.aggregates.length > 1} />
+          ))}
           <BeforeAfter hosts={result.hosts} dimensions={result.dimensions} title="what-if hosts" />
           {moves.length > 0 && (
             <table>

@@ -1,4 +1,5 @@
 // Small pieces every page uses.
+import type { PlanAggregate } from '../types.js';
 
 export function Loading() {
   return <p className="muted">Loading…</p>;
@@ -9,5 +10,30 @@ export function Failure(props: { message: string }) {
     <p role="alert" className="error">
       {props.message}
     </p>
+  );
+}
+
+/**
+ * What a plan leaves of an aggregate's hosts (pack), as the CLI's plan text says it: the hosts it
+ * empties, and those left holding only servers that cannot move. Nothing when there are none.
+ */
+export function HostsOutcome(props: { aggregate: PlanAggregate; named: boolean }) {
+  const { aggregate: a } = props;
+  const partly = a.hostsPartlyDrained ?? [];
+  if (a.hostsFreed.length === 0 && partly.length === 0) return null;
+  const of = props.named ? `${a.name}: ` : '';
+  return (
+    <ul className="hosts-outcome" data-aggregate={a.name}>
+      {a.hostsFreed.length > 0 && (
+        <li>
+          {of}Hosts freed: {a.hostsFreed.join(', ')}
+        </li>
+      )}
+      {partly.length > 0 && (
+        <li>
+          {of}Partly drained (only unmovable servers left): {partly.join(', ')}
+        </li>
+      )}
+    </ul>
   );
 }
