@@ -66,6 +66,8 @@ function formatAggregate(agg: AggregatePlan, maxShown: number, bound: number | u
   if (agg.hostsFreed.length > 0) lines.push(`  hosts freed: ${agg.hostsFreed.join(', ')}`);
   if ((agg.hostsPartlyDrained ?? []).length > 0)
     lines.push(`  hosts left with only servers that cannot move: ${agg.hostsPartlyDrained!.join(', ')}`);
+  if ((agg.spareHosts ?? []).length > 0)
+    lines.push(`  spare hosts (kept empty): ${agg.spareHosts!.join(', ')}`);
   for (const u of agg.unresolved) lines.push(`  unresolved: ${u}`);
   return lines;
 }

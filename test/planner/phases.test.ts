@@ -362,6 +362,7 @@ describe('pack spares', () => {
     expect(moves(kept)).toEqual([]);
     expect(unresolved(kept).join('\n')).toMatch(/spare-hosts/);
     expect(kept.aggregates[0]!.spareHosts).toEqual(['spare']);
+    expect(formatPlan(kept)).toMatch(/^ {2}spare hosts \(kept empty\): spare$/m);
     const none = planChecked(
       snap,
       policyWith({ mode: 'pack', pack: { spareHosts: 0, maxFill: 1, partialDrainMaxPinned: 0.25 } }),

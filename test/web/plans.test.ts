@@ -40,6 +40,8 @@ function packPlan(rig: Rig): Plan {
         after: { ...stats, imbalance: 0.4 },
         hostsFreed: ['g2'],
         hostsPartlyDrained: ['g1'],
+        // The freed host is also the one kept empty as a spare (pack.spareHosts 1).
+        spareHosts: ['g2'],
         unresolved: [],
       },
     ],
@@ -81,6 +83,7 @@ describe.skipIf(NO_BROWSER !== null)('the plan page in headless Chromium', () =>
     expect(await outcome.locator('li').allTextContents()).toEqual([
       'Hosts freed: g2',
       'Partly drained (only unmovable servers left): g1',
+      'Spare hosts (kept empty): g2',
     ]);
     expect(await page.locator('tr[data-step]').count()).toBe(8);
   }, 240_000);

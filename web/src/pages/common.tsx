@@ -15,12 +15,14 @@ export function Failure(props: { message: string }) {
 
 /**
  * What a plan leaves of an aggregate's hosts (pack), as the CLI's plan text says it: the hosts it
- * empties, and those left holding only servers that cannot move. Nothing when there are none.
+ * empties, those left holding only servers that cannot move, and the empty hosts it keeps as
+ * spares. Nothing when there are none.
  */
 export function HostsOutcome(props: { aggregate: PlanAggregate; named: boolean }) {
   const { aggregate: a } = props;
   const partly = a.hostsPartlyDrained ?? [];
-  if (a.hostsFreed.length === 0 && partly.length === 0) return null;
+  const spare = a.spareHosts ?? [];
+  if (a.hostsFreed.length === 0 && partly.length === 0 && spare.length === 0) return null;
   const of = props.named ? `${a.name}: ` : '';
   return (
     <ul className="hosts-outcome" data-aggregate={a.name}>
@@ -32,6 +34,11 @@ export function HostsOutcome(props: { aggregate: PlanAggregate; named: boolean }
       {partly.length > 0 && (
         <li>
           {of}Partly drained (only unmovable servers left): {partly.join(', ')}
+        </li>
+      )}
+      {spare.length > 0 && (
+        <li>
+          {of}Spare hosts (kept empty): {spare.join(', ')}
         </li>
       )}
     </ul>
