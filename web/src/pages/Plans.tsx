@@ -9,14 +9,7 @@ import { num, seconds, time } from '../format.js';
 import { usePoll } from '../poll.js';
 import { Link } from '../router.js';
 import { useCan } from '../session.js';
-import type {
-  MoveDecision,
-  Page,
-  PlanHosts,
-  PlanMove,
-  PlanSummary,
-  StoredPlan,
-} from '../types.js';
+import type { MoveDecision, Page, PlanHosts, PlanMove, PlanSummary, StoredPlan } from '../types.js';
 import { Failure, HostsOutcome, Loading } from './common.js';
 
 const OPEN = ['proposed', 'partially-approved', 'approved'];
