@@ -30,7 +30,7 @@ import {
   type TaskRecord,
   TaskRequestError,
 } from '../tasks/types.js';
-import { handOver } from './handover.js';
+import { handOver, handoverId } from './handover.js';
 import { drainVerdict } from './trial.js';
 import {
   type Campaign,
@@ -332,6 +332,7 @@ class Driver {
       const at = this.now();
       const outcome = await handOver(s, {
         event: 'aicerine.maintenance.ready',
+        id: handoverId(c.id, h.host),
         campaign: c.id,
         aggregate: c.aggregate,
         host: h.host,

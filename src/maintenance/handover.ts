@@ -7,6 +7,11 @@ import { execFile } from 'node:child_process';
 
 export interface HandoverEvent {
   event: 'aicerine.maintenance.ready';
+  /**
+   * The same on every delivery of this host's hand-over in this campaign: a hand-over cut by a
+   * crash runs again (at least once), and the receiver drops what it has seen.
+   */
+  id: string;
   campaign: string;
   aggregate: string;
   host: string;
@@ -29,7 +34,7 @@ async function postWebhook(url: string, event: HandoverEvent): Promise<string> {
   try {
     const res = await fetch(url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', 'idempotency-key': event.id },
       body: JSON.stringify(event),
       signal: AbortSignal.timeout(TIMEOUT_MS),
     });
@@ -52,6 +57,7 @@ function runCommand(argv: string[], event: HandoverEvent): Promise<string> {
         env: {
           ...process.env,
           AICERINE_EVENT: event.event,
+          AICERINE_HANDOVER_ID: event.id,
           AICERINE_CAMPAIGN: event.campaign,
           AICERINE_AGGREGATE: event.aggregate,
           AICERINE_HOST: event.host,
@@ -68,6 +74,11 @@ function runCommand(argv: string[], event: HandoverEvent): Promise<string> {
       },
     );
   });
+}
+
+/** The delivery id of a host's hand-over in a campaign (the webhook's Idempotency-Key). */
+export function handoverId(campaign: string, host: string): string {
+  return `maintenance-${campaign}-${host}`;
 }
 
 export async function handOver(

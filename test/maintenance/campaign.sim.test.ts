@@ -146,7 +146,13 @@ describe('rolling maintenance on the simulator', () => {
     // The hand-over: one webhook event per host.
     expect(helpers.events.map((e) => e.host).sort()).toEqual(names);
     expect(
-      helpers.events.every((e) => e.event === 'aicerine.maintenance.ready' && e.campaign === started.id),
+      helpers.events.every(
+        (e) =>
+          e.event === 'aicerine.maintenance.ready' &&
+          e.campaign === started.id &&
+          e.id === `maintenance-${started.id}-${e.host}` &&
+          e.key === e.id,
+      ),
     ).toBe(true);
     // The driver task ended with the campaign; the child tasks were asked by the campaign.
     const driver = await r.store.tasks.get(final.taskId!);

@@ -260,7 +260,13 @@ describe('kill -9 of the service mid-campaign', () => {
     // its answer was written runs it again, docs/maintenance.md); twice for the host whose
     // command the kill cut. A kill may by chance cut another host's hand-over too.
     const runs = handovers();
-    const events = hook.events.filter((e) => e.campaign === id).map((e) => e.host);
+    const delivered = hook.events.filter((e) => e.campaign === id);
+    // A delivery made again carries the same id, in the body and as Idempotency-Key.
+    for (const e of delivered) {
+      expect(e.id).toBe(`maintenance-${id}-${e.host}`);
+      expect(e.key).toBe(e.id);
+    }
+    const events = delivered.map((e) => e.host);
     for (const n of NAMES) {
       const ran = runs.filter((h) => h === n).length;
       const posted = events.filter((h) => h === n).length;

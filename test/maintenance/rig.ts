@@ -66,18 +66,27 @@ export function world(hosts: Host[], servers: Server[], groups: ServerGroup[] = 
   };
 }
 
+/** A hand-over POST as received: its JSON body, and its Idempotency-Key header as `key`. */
+export interface HookEvent {
+  host: string;
+  campaign: string;
+  event: string;
+  id: string;
+  key: string | undefined;
+}
+
 export interface Helpers {
   sshd: PrivateSshd;
   /** Where the webhook events land. */
   hookUrl: string;
-  events: { host: string; campaign: string; event: string }[];
+  events: HookEvent[];
   close(): Promise<void>;
 }
 
 export interface Webhook {
   /** Where the hand-over events are to be POSTed. */
   url: string;
-  events: { host: string; campaign: string; event: string }[];
+  events: HookEvent[];
   close(): Promise<void>;
 }
 
@@ -90,7 +99,8 @@ export async function startWebhook(): Promise<Webhook> {
       body += c;
     });
     req.on('end', () => {
-      events.push(JSON.parse(body));
+      const key = req.headers['idempotency-key'];
+      events.push({ ...JSON.parse(body), key: Array.isArray(key) ? key.join(',') : key });
       res.writeHead(204).end();
     });
   });
