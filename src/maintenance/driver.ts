@@ -531,10 +531,22 @@ class Driver {
   private async disable(host: string): Promise<void> {
     const c = await this.deps.campaigns.get(this.id);
     const svc = await this.service(host);
-    if (c === null || svc === null || svc.status !== 'enabled') return;
+    if (c === null || svc === null) return;
     const reason = maintenanceReason(c);
+    const target = `host:${host}`;
+    if (svc.status !== 'enabled') {
+      // Disabled with this campaign's reason and no entry: a run killed between Nova's answer
+      // and the audit write did it. The entry is owed, and written now, once.
+      if (svc.disabledReason === reason && !(await this.ctx.audit.recorded('maintenance.disabled', target)))
+        await this.ctx.audit.record('maintenance.disabled', target, {
+          campaign: c.id,
+          reason,
+          note: 'written by a later run: the run that disabled the host stopped before writing it',
+        });
+      return;
+    }
     await requireActuator(this.ctx, MAINTAIN_KIND).setServiceStatus(svc.id, 'disabled', reason);
-    await this.ctx.audit.record('maintenance.disabled', `host:${host}`, { campaign: c.id, reason });
+    await this.ctx.audit.record('maintenance.disabled', target, { campaign: c.id, reason });
   }
 }
 

@@ -127,6 +127,11 @@ export class TaskWaitError extends Error {
 /** What a task records in the audit log, with the task as the actor's subject. */
 export interface TaskAudit {
   record(action: string, target: string, detail?: JsonValue): Promise<void>;
+  /**
+   * Whether this task (in any of its runs) has recorded the action on the target: a resumed run
+   * writes an entry a killed run owed, once.
+   */
+  recorded(action: string, target: string): Promise<boolean>;
 }
 
 /** What preflight may read: the cloud, the configuration, and the unfinished tasks. */

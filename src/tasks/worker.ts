@@ -428,6 +428,13 @@ export class TaskWorker {
               at: this.nowIso(),
             });
           },
+          recorded: async (action, target) => {
+            const page = await this.deps.audit.list(
+              { actor: `task:${task.id}`, action: `task.${action}`, target },
+              { limit: 1 },
+            );
+            return page.items.length > 0;
+          },
         },
         clock,
         logger,

@@ -5,7 +5,10 @@
 // campaign that survives its service's restart.
 
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { maintenanceReason } from '../../src/maintenance/types.js';
+import { mutateHost } from '../../src/maintenance/writes.js';
 import type { ServerGroup } from '../../src/model/snapshot.js';
+import { setServiceStatus } from '../../src/sim/model.js';
 import { until } from '../tasks/rig.js';
 import {
   type Helpers,
@@ -273,6 +276,46 @@ describe('rolling maintenance on the simulator', () => {
     expect(Math.max(...perServer.values())).toBeLessThanOrEqual(2);
     // With two hosts out at once and operators answering at once, a host waited for a drain.
     expect(sawDrainWait).toBe(true);
+  });
+
+  it('writes the audit entry a killed run owed for a host it disabled', async () => {
+    const names = ['c1', 'c2', 'c3'];
+    r = await rig(
+      world(
+        names.map((n) => host(n)),
+        names.map((h, i) => server(i + 1, h)),
+      ),
+      {},
+    );
+    const m = r.service.tasks.maintenance;
+    const started = await m.start({ aggregate: 'rack', parallel: 1 }, 'operator:alice');
+    // What a run killed between Nova's answer and its audit write leaves: c1 marked draining,
+    // disabled in Nova with the campaign's reason, no evacuation asked, no entry.
+    const at = new Date(r.sim.cloud.clock.nowMs()).toISOString();
+    await mutateHost(
+      r.store.maintenance,
+      started.id,
+      'c1',
+      () => at,
+      () => ({
+        state: 'draining',
+        startedAt: at,
+        note: 'disabling',
+      }),
+    );
+    setServiceStatus(r.sim.cloud.requireHost('c1'), 'disabled', maintenanceReason(started));
+    await r.service.tasks.worker.start();
+    const final = await operate(started.id, async (h) => {
+      await r!.service.tasks.maintenance.done(h, 'operator:bob');
+    });
+    expect(final.hosts.map((h) => h.state)).toEqual(['done', 'done', 'done']);
+    const audit = (await r.store.audit.list({ actor: `task:${final.taskId}` }, { limit: 200 })).items;
+    const disabled = audit.filter((a) => a.action === 'task.maintenance.disabled');
+    // One entry per host, c1's written by the run that found it disabled.
+    expect(disabled.map((a) => a.target).sort()).toEqual(['host:c1', 'host:c2', 'host:c3']);
+    const c1 = disabled.find((a) => a.target === 'host:c1')!;
+    expect(JSON.stringify(c1.detail)).toContain('written by a later run');
+    expect(JSON.stringify(disabled.find((a) => a.target === 'host:c2')!.detail)).not.toContain('later run');
   });
 
   it('refuses a campaign before touching anything: unknown names, a host whose servers do not fit, a busy aggregate', async () => {

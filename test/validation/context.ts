@@ -117,6 +117,7 @@ export async function runTask(
         record: async (action, target, detail) => {
           audit.push({ action, target, detail });
         },
+        recorded: async (action, target) => audit.some((a) => a.action === action && a.target === target),
       },
       clock,
       logger: silentLogger,
