@@ -4,6 +4,7 @@
 import type { Snapshot } from '../model/snapshot.js';
 import { DEFAULT_POLICY } from '../policy/defaults.js';
 import type { CostModelPolicy } from '../policy/types.js';
+import { CinderState } from './cinder-state.js';
 import { SimClock } from './clock.js';
 import { EventQueue } from './event-queue.js';
 import { keystoneId, stableUuid } from './ids.js';
@@ -188,6 +189,12 @@ export interface SimTiming {
   pauseSeconds: number;
   /** When > 0, every migration stays "running" this long instead of the cost model's time (like the lab's live_migration_seconds). */
   holdSeconds: number;
+  /** Seconds a volume made by `POST /volumes` stays `creating`. */
+  volumeCreateSeconds: number;
+  /** Seconds a deleted server's volumes stay `detaching`, still attached, before they are `available`. */
+  volumeDetachSeconds: number;
+  /** Seconds a volume (and its snapshots, with cascade) stays `deleting` before it is gone. */
+  volumeDeleteSeconds: number;
 }
 
 export interface SimOptions {
@@ -219,6 +226,10 @@ export const DEFAULT_TIMING: Readonly<SimTiming> = {
   pauseSeconds: 0.5,
   schedulerSyncSeconds: 120,
   holdSeconds: 0,
+  // Not measured: the lab has no Cinder. Long enough for a poll to see each state.
+  volumeCreateSeconds: 2,
+  volumeDetachSeconds: 1,
+  volumeDeleteSeconds: 2,
 };
 
 /**
@@ -282,6 +293,8 @@ export class SimCloud {
   readonly migrationsByUuid = new Map<string, SimMigration>();
   readonly migrationsOfServer = new Map<string, SimMigration[]>();
   readonly projects = new Set<string>();
+  /** Cinder's volumes and snapshots (none unless seeded or created through `POST /volumes`). */
+  readonly cinder: CinderState = new CinderState(this);
 
   /** Why a migration ended in "error" (the conductor's reason; Nova logs it, the API does not show it). */
   readonly lastErrors = new Map<number, string>();

@@ -68,7 +68,8 @@ function flavorFor(cloud: SimCloud, f: NewServer['flavor']): SimFlavor {
 
 /**
  * DELETE /servers/{id}: the server's claims are released, it leaves its host, project and group,
- * and its record stays as DELETED (Nova soft-deletes the row), listed only to `changes-since`.
+ * its record stays as DELETED (Nova soft-deletes the row), listed only to `changes-since`, and
+ * its Cinder volumes are detached.
  */
 export function deleteServer(cloud: SimCloud, uuid: string): SimServer {
   cloud.sync();
@@ -98,6 +99,9 @@ export function deleteServer(cloud: SimCloud, uuid: string): SimServer {
   s.powerState = 0;
   s.updatedMs = cloud.nowMs();
   cloud.deletedServers.push(s);
+  // Nova's compute detaches the volumes while tearing the server down (here after the server is
+  // already gone, since the simulator deletes at once).
+  cloud.cinder.serverDeleted(uuid);
   return s;
 }
 

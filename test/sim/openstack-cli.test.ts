@@ -158,4 +158,45 @@ describe('openstack CLI against the simulator', () => {
     },
     T,
   );
+
+  it(
+    'volume list --all-projects --long, volume delete refused while attached, volume delete --purge',
+    async () => {
+      const vm = sim.cloud.servers[0];
+      if (!vm) throw new Error('no server');
+      const cinder = sim.cloud.cinder;
+      const attached = cinder.createVolume({
+        name: 'data-1',
+        projectId: vm.projectId,
+        sizeGB: 3,
+        attachedTo: vm.uuid,
+      });
+      const snapped = cinder.createVolume({ name: 'data-2', projectId: vm.projectId, sizeGB: 4 });
+      cinder.createSnapshot({ volumeId: snapped.id, name: 'nightly' });
+      const rows = (await openstack('volume', 'list', '--all-projects', '--long')) as Row[];
+      // Both made at the same (frozen) instant: cinder then orders them by id.
+      const byName = new Map(rows.map((r) => [r.Name, r]));
+      expect(byName.get('data-2')).toMatchObject({ Status: 'available', Size: 4, 'Attached to': [] });
+      expect(byName.get('data-1')).toMatchObject({
+        Status: 'in-use',
+        Size: 3,
+        'Attached to': [{ server_id: vm.uuid, device: '/dev/vdb' }],
+      });
+      const refused = await run('openstack', ['volume', 'delete', attached.id], {
+        env: simEnv(),
+        timeout: 60_000,
+      }).then(
+        () => '',
+        (e: { stderr?: string }) => e.stderr ?? '',
+      );
+      expect(refused).toContain('Invalid volume: Volume status must be available or error');
+      // --purge is cascade: the snapshot goes with the volume.
+      await run('openstack', ['volume', 'delete', '--purge', snapped.id], { env: simEnv(), timeout: 60_000 });
+      expect(cinder.volumesById.get(snapped.id)?.status).toBe('deleting');
+      sim.cloud.advance(sim.cloud.timing.volumeDeleteSeconds);
+      expect(cinder.volumesById.has(snapped.id)).toBe(false);
+      expect(cinder.snapshots).toEqual([]);
+    },
+    T,
+  );
 });

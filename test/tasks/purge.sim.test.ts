@@ -1,8 +1,11 @@
-// purge-project against the simulator: the inventory (servers, their ports, server groups; what
-// is skipped and why), a dry run equal to the run, dependency order, refusals before anything.
+// purge-project against the simulator: the inventory (servers, their ports, server groups,
+// volumes; what is skipped and why), a dry run equal to the run, dependency order, refusals
+// before anything, and volumes as Cinder makes them awkward (pages, detaching after the
+// server is gone, snapshots, Nova deleting some itself).
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Snapshot } from '../../src/model/snapshot.js';
 import { keystoneId } from '../../src/sim/ids.js';
+import { ADMIN_PROJECT } from '../../src/sim/model.js';
 import { purgeProjectHandler } from '../../src/tasks/kinds/purge-project.js';
 import { type TaskRig, taskRig, until } from './rig.js';
 
@@ -99,7 +102,6 @@ describe('purge-project against the simulator', () => {
     expect(listed.skipped).toEqual(
       expect.arrayContaining([
         { what: `keypairs of user ${demo}`, why: 'the user has roles in other projects too' },
-        { what: 'volumes', why: 'no block-storage service in the catalog' },
       ]),
     );
     expect(r.sim.cloud.requireServer(id(1)).status).toBe('ACTIVE');
@@ -176,5 +178,74 @@ describe('purge-project against the simulator', () => {
         .sort(),
     );
     expect((await r.session.nova.listServers()).map((s) => s.id)).toEqual([id(3)]);
+  });
+
+  it('volumes: every page, the one attached to a purged server once Nova detached it, cascade over snapshots; the others stay', async () => {
+    r = await taskRig(world(), [purgeProjectHandler({ pollMs: 20 })]);
+    const cinder = r.sim.cloud.cinder;
+    // Pages of two, as osapi_max_limit = 2 would give: P's volumes span three.
+    cinder.maxLimit = 2;
+    // A detach long enough (0.2 s here) that the purge surely meets it after the servers are gone.
+    r.sim.cloud.timing.volumeDetachSeconds = 10;
+    const vol = (
+      name: string,
+      projectId: string,
+      more: { attachedTo?: string; deleteOnTermination?: boolean } = {},
+    ) => cinder.createVolume({ name, projectId, sizeGB: 5, ...more }).id;
+    const attached = vol('p-attached', P, { attachedTo: id(1) });
+    const snapped = vol('p-snapped', P);
+    const snapshot = cinder.createSnapshot({ volumeId: snapped, name: 'nightly' }).id;
+    // Nova deletes this one itself after detaching it: the purge meets it deleting, then gone.
+    const root = vol('p-root', P, { attachedTo: id(2), deleteOnTermination: true });
+    const plain = vol('p-plain', P);
+    // Attached to another project's server: deleting it is not this purge's to decide.
+    const lent = vol('p-lent', P, { attachedTo: id(3) });
+    const others = [vol('q-data', Q, { attachedTo: id(3) }), vol('admin-data', ADMIN_PROJECT)];
+
+    const w = r.worker('w1');
+    await w.start();
+    const [dry] = await r.service.create('purge-project', { project: P, dryRun: true }, 'alice');
+    await until(async () => (await r!.store.tasks.get(dry!.id))?.state === 'DONE');
+    const listed = (await r.store.tasks.get(dry!.id))?.result as {
+      wouldDelete: Item[];
+      skipped: { what: string; why: string }[];
+    };
+    const volumes = listed.wouldDelete.filter((i) => i.kind === 'volume').map((i) => i.id);
+    expect(volumes).toEqual([attached, snapped, root, plain].sort());
+    expect(listed.skipped).toContainEqual({
+      what: `volume ${lent}`,
+      why: `attached to server ${id(3)}, which this purge does not delete`,
+    });
+    expect(listed.wouldDelete.map((i) => i.kind)).toEqual([
+      'server',
+      'server',
+      'port',
+      'volume',
+      'volume',
+      'volume',
+      'volume',
+      'server-group',
+    ]);
+    expect(cinder.volumesById.get(attached)?.status).toBe('in-use');
+
+    const [run] = await r.service.create('purge-project', { project: P }, 'alice');
+    await until(async () => ['DONE', 'ERROR'].includes((await r!.store.tasks.get(run!.id))!.state), 30_000);
+    const ran = await r.store.tasks.get(run!.id);
+    expect(ran?.error).toBeNull();
+    expect(ran?.result).toMatchObject({ deleted: listed.wouldDelete });
+    // The simulator runs its due events when asked anything.
+    await until(() => {
+      r!.sim.cloud.sync();
+      return [attached, snapped, root, plain].every((v) => !cinder.volumesById.has(v));
+    });
+    expect(cinder.snapshotsById.has(snapshot)).toBe(false);
+    expect(cinder.volumes.map((v) => v.id).sort()).toEqual([lent, ...others].sort());
+    const audit = await r.store.audit.list({ action: 'task.purge-delete' });
+    expect(
+      audit.items
+        .map((a) => a.target)
+        .filter((t) => t.startsWith('volume:'))
+        .sort(),
+    ).toEqual(volumes.map((v) => `volume:${v}`));
   });
 });

@@ -1,5 +1,7 @@
 // Control endpoints under /sim/: drive the simulator from tests and demos (clock, faults,
-// failing migrations, host state, ratio pinning) and read its true state.
+// failing migrations, host state, ratio pinning, servers and volumes placed directly) and read
+// its true state.
+import { type NewVolume, VOLUME_STATUSES, type VolumeStatus } from '../cinder-state.js';
 import { exportSnapshot } from '../export.js';
 import type { FaultInjector, FaultKind } from '../faults.js';
 import { MIGRATION_STATUSES, type SimCloud, SimError } from '../model.js';
@@ -26,6 +28,8 @@ export function controlRoutes(cloud: SimCloud, faults: FaultInjector): Route[] {
       servers: cloud.servers.length,
       aggregates: cloud.aggregates.length,
       serverGroups: cloud.groups.length,
+      volumes: cloud.cinder.volumes.length,
+      volumeSnapshots: cloud.cinder.snapshots.length,
       migrations,
       failMigrations: { all: cloud.failAllMigrations, servers: [...cloud.failServers] },
       faults: faults.list(),
@@ -105,6 +109,46 @@ export function controlRoutes(cloud: SimCloud, faults: FaultInjector): Route[] {
       try {
         const s = createServer(cloud, req);
         sendJson(ctx, 201, { server: { id: s.uuid, name: s.name, host: s.host } });
+      } catch (e) {
+        if (!(e instanceof SimError)) throw e;
+        sendJson(ctx, e.status, { error: e.message });
+      }
+    }),
+    // Volumes in any project (POST /volume/v3/.../volumes makes them only in the token's).
+    route('POST', '/volumes', (ctx) => {
+      const b = isRecord(ctx.body) ? ctx.body : {};
+      const text = (k: string): string | undefined =>
+        typeof b[k] === 'string' ? (b[k] as string) : undefined;
+      const flag = (k: string): boolean | undefined =>
+        typeof b[k] === 'boolean' ? (b[k] as boolean) : undefined;
+      const name = text('name');
+      const projectId = text('projectId');
+      if (name === undefined) return bad(ctx, `name: expected a string, got ${JSON.stringify(b.name)}`);
+      if (!projectId) return bad(ctx, `projectId: expected a project id, got ${JSON.stringify(b.projectId)}`);
+      const checks: Record<string, (v: unknown) => boolean> = {
+        sizeGB: (v) => typeof v === 'number',
+        status: (v) => VOLUME_STATUSES.includes(v as VolumeStatus),
+        attachedTo: (v) => typeof v === 'string',
+        deleteOnTermination: (v) => typeof v === 'boolean',
+        boot: (v) => typeof v === 'boolean',
+        snapshots: (v) => Array.isArray(v) && v.every((x) => typeof x === 'string'),
+      };
+      for (const [k, ok] of Object.entries(checks))
+        if (b[k] !== undefined && !ok(b[k]))
+          return bad(ctx, `${k}: unexpected value ${JSON.stringify(b[k])}`);
+      const req: NewVolume = { name, projectId };
+      if (typeof b.sizeGB === 'number') req.sizeGB = b.sizeGB;
+      if (b.status !== undefined) req.status = b.status as VolumeStatus;
+      if (text('attachedTo') !== undefined) req.attachedTo = text('attachedTo') as string;
+      if (flag('deleteOnTermination') !== undefined)
+        req.deleteOnTermination = flag('deleteOnTermination') as boolean;
+      if (flag('boot') !== undefined) req.boot = flag('boot') as boolean;
+      try {
+        const v = cloud.cinder.createVolume(req);
+        const snapshots = ((b.snapshots as string[] | undefined) ?? []).map(
+          (n) => cloud.cinder.createSnapshot({ volumeId: v.id, name: n }).id,
+        );
+        sendJson(ctx, 201, { volume: { id: v.id, name: v.name, status: v.status, snapshots } });
       } catch (e) {
         if (!(e instanceof SimError)) throw e;
         sendJson(ctx, e.status, { error: e.message });

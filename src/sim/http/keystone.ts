@@ -42,7 +42,10 @@ function versionDoc(origin: string): Record<string, unknown> {
   };
 }
 
-export function keystoneRoutes(ks: KeystoneState, catalog: (origin: string) => CatalogService[]): Route[] {
+export function keystoneRoutes(
+  ks: KeystoneState,
+  catalog: (origin: string, projectId: string) => CatalogService[],
+): Route[] {
   const wallNow = (): number => Date.now();
 
   const tokenBody = (ctx: Ctx, t: TokenInfo, withCatalog: boolean): Record<string, unknown> => {
@@ -68,7 +71,7 @@ export function keystoneRoutes(ks: KeystoneState, catalog: (origin: string) => C
       };
     }
     if (withCatalog) {
-      body.catalog = catalog(ctx.origin).map((svc) => ({
+      body.catalog = catalog(ctx.origin, t.projectId).map((svc) => ({
         endpoints: ['public', 'internal', 'admin'].map((iface) => ({
           id: keystoneId('endpoint', svc.type, iface),
           interface: iface,

@@ -106,6 +106,21 @@ function memoOf(s: SimServer): ServerMemo {
   return m;
 }
 
+/**
+ * The server's Cinder attachments; a shared-storage server without a seeded boot volume shows
+ * the implicit one it boots from (not a Cinder volume), which is how `record` tells it apart.
+ */
+function volumesAttached(v: ViewCtx, s: SimServer, memo: ServerMemo): Record<string, unknown>[] {
+  if (s.status === 'DELETED') return [];
+  const attached = v.cloud.cinder.attachmentsOf(s.uuid);
+  const list = attached.map((a) => ({ id: a.volumeId, deleteOnTermination: a.deleteOnTermination }));
+  if (s.sharedStorage && !attached.some((a) => a.boot))
+    list.unshift({ id: memo.volumeId, deleteOnTermination: false });
+  return list.map((x) =>
+    atLeast(v.version, 2, 3) ? { id: x.id, delete_on_termination: x.deleteOnTermination } : { id: x.id },
+  );
+}
+
 export function serverView(
   v: ViewCtx,
   s: SimServer,
@@ -143,13 +158,7 @@ export function serverView(
     links: base.links,
     metadata: { ...s.metadata },
     name: s.name,
-    'os-extended-volumes:volumes_attached': s.sharedStorage
-      ? [
-          atLeast(v.version, 2, 3)
-            ? { id: memo.volumeId, delete_on_termination: false }
-            : { id: memo.volumeId },
-        ]
-      : [],
+    'os-extended-volumes:volumes_attached': volumesAttached(v, s, memo),
     progress: 0,
     status: s.status,
     tenant_id: s.projectId,

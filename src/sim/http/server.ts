@@ -7,6 +7,7 @@ import { FaultInjector } from '../faults.js';
 import { requestId } from '../ids.js';
 import { accessRuleAllows, KeystoneState } from '../keystone-state.js';
 import type { SimCloud } from '../model.js';
+import { CINDER_PREFIX, cinderFault, cinderRoutes } from './cinder.js';
 import { CONTROL_PREFIX, controlRoutes } from './control.js';
 import { GLANCE_PREFIX, glanceRoutes } from './glance.js';
 import { type CatalogService, KEYSTONE_PREFIX, keystoneRoutes } from './keystone.js';
@@ -54,12 +55,16 @@ export async function startSimServer(options: SimServerOptions): Promise<SimServ
   const { cloud } = options;
   const keystone = new KeystoneState(options.password ?? 'secret', cloud.projects);
   const faults = new FaultInjector(options.faultSeed ?? 1);
-  const catalog = (origin: string): CatalogService[] => [
+  // Keystone fills in `$(project_id)s` of an endpoint template with the token's project, as
+  // devstack registers Cinder's; clients then send the project id in every Cinder path.
+  const catalog = (origin: string, projectId: string): CatalogService[] => [
     { type: 'identity', name: 'keystone', url: `${origin}${KEYSTONE_PREFIX}/v3` },
     { type: 'compute', name: 'nova', url: `${origin}${NOVA_PREFIX}/v2.1` },
     { type: 'placement', name: 'placement', url: `${origin}${PLACEMENT_PREFIX}` },
     { type: 'image', name: 'glance', url: `${origin}${GLANCE_PREFIX}` },
     { type: 'network', name: 'neutron', url: `${origin}${NEUTRON_PREFIX}` },
+    { type: 'block-storage', name: 'cinder', url: `${origin}${CINDER_PREFIX}/v3/${projectId}` },
+    { type: 'volumev3', name: 'cinderv3', url: `${origin}${CINDER_PREFIX}/v3/${projectId}` },
   ];
   const htmlNotFound = (ctx: Ctx): void => {
     const body =
@@ -123,6 +128,14 @@ export async function startSimServer(options: SimServerOptions): Promise<SimServ
         sendJson(ctx, 400, {
           NeutronError: { type: 'HTTPBadRequest', message: 'Malformed JSON', detail: '' },
         }),
+    },
+    {
+      prefix: CINDER_PREFIX,
+      type: 'block-storage',
+      routes: cinderRoutes(cloud),
+      open: new Set(['', '/', '/v3', '/v3/']),
+      notFound: (ctx) => cinderFault(ctx, 404, 'The resource could not be found.'),
+      badBody: (ctx) => cinderFault(ctx, 400, 'Malformed request body'),
     },
     {
       prefix: PROMETHEUS_PREFIX,

@@ -2,10 +2,12 @@
 // (actuator) credential reaches: servers, server groups, keypairs of users who belong to this
 // project only, images it owns, volumes and ports — each where its service is in the catalog.
 // Dependency order: servers first (waiting until they are gone, which frees their ports and
-// volumes), then ports, volumes, server groups, keypairs, images. The inventory is taken once
+// makes Nova detach their volumes), then ports, volumes (each retried until Cinder takes it, as
+// a detach or Nova's own delete may still be under way), server groups, keypairs, images. The inventory is taken once
 // and checkpointed; a dry run returns exactly that inventory; a resumed run skips what it
 // already deleted, and something already gone (404) counts as deleted.
 import { isCloudError } from '../../cloud/errors.js';
+import { openstackMessage } from '../../cloud/http/service-client.js';
 import { listWithMarker } from '../../cloud/openstack/paging.js';
 import type { CloudSession } from '../../cloud/session.js';
 import type { JsonValue } from '../../store/json.js';
@@ -159,11 +161,37 @@ async function inventory(
 
   const volume = await serviceOf(session, 'block-storage', 'volumev3');
   if (volume === null) skipped.push({ what: 'volumes', why: 'no block-storage service in the catalog' });
-  else
-    for (const v of recs(
-      (await volume.get<Rec>('/volumes', { all_tenants: 1, project_id: projectId })).volumes,
-    ))
-      items.push({ kind: 'volume', id: str(v, 'id'), name: str(v, 'name') });
+  else {
+    // Cinder honours project_id only for an admin and only with all_tenants; otherwise it answers
+    // the caller's own project. Its answer is paged (osapi_max_limit), and only the detailed view
+    // says whose each volume is and where it is attached.
+    const purged = new Set(items.filter((i) => i.kind === 'server').map((i) => i.id));
+    let foreign = 0;
+    const listed = await listWithMarker((p, q) => volume.get(p, q), '/volumes/detail', 'volumes', {
+      all_tenants: 1,
+      project_id: projectId,
+    });
+    for (const v of recs(listed)) {
+      if (str(v, 'os-vol-tenant-attr:tenant_id') !== projectId) {
+        foreign++;
+        continue;
+      }
+      const elsewhere = recs(v.attachments)
+        .map((a) => str(a, 'server_id'))
+        .filter((s) => !purged.has(s));
+      if (elsewhere.length > 0)
+        skipped.push({
+          what: `volume ${str(v, 'id')}`,
+          why: `attached to server ${elsewhere.join(', ')}, which this purge does not delete`,
+        });
+      else items.push({ kind: 'volume', id: str(v, 'id'), name: str(v, 'name') });
+    }
+    if (foreign > 0)
+      skipped.push({
+        what: 'volumes',
+        why: `the block-storage service ignored the project filter (it answered ${foreign} volume(s) not shown as the project's): the credential needs Cinder's admin role; none of them is deleted`,
+      });
+  }
 
   const image = await serviceOf(session, 'image');
   if (image === null) skipped.push({ what: 'images', why: 'no image service in the catalog' });
@@ -176,7 +204,51 @@ async function inventory(
   return { projectId, inventory: items, skipped };
 }
 
-async function remove(session: CloudSession, item: PurgeItem): Promise<void> {
+/**
+ * Deletes a volume with its snapshots once Cinder takes it: after its server's deletion the
+ * volume may still be attached or detaching, and one Nova deletes itself (delete_on_termination)
+ * is `deleting`; Cinder refuses both with a 400, so the refusal is waited out until the volume
+ * is deletable or gone, up to the deadline. `error_deleting` never changes without force.
+ */
+async function removeVolume(
+  ctx: TaskContext<PurgeArgs, PurgeCheckpoint>,
+  client: ReturnType<CloudSession['service']>,
+  id: string,
+  pollMs: number,
+  timeoutMs: number,
+): Promise<void> {
+  const end = ctx.clock.now() + timeoutMs;
+  for (;;) {
+    ctx.signal.throwIfAborted();
+    const del = await client.request({
+      method: 'DELETE',
+      path: `/volumes/${id}`,
+      query: { cascade: 'true' },
+      accept: [400, 404],
+    });
+    if (del.status !== 400) return;
+    const res = await client.request({ method: 'GET', path: `/volumes/${id}`, accept: [404] });
+    if (res.status === 404) return;
+    const status = str(((res.body as Rec).volume ?? {}) as Rec, 'status');
+    if (status === 'error_deleting')
+      throw new Error(
+        `volume ${id} is error_deleting: Cinder refuses to delete it again without force (an admin's \`openstack volume delete --force\`)`,
+      );
+    if (ctx.clock.now() > end)
+      throw new Error(
+        `volume ${id} is still ${status} after ${Math.round(timeoutMs / 1000)} s; Cinder: ${openstackMessage(del.body) ?? 'no message'}`,
+      );
+    // Refused while available: a snapshot is still busy (creating), which passes too.
+    await ctx.clock.sleep(pollMs);
+  }
+}
+
+async function remove(
+  ctx: TaskContext<PurgeArgs, PurgeCheckpoint>,
+  session: CloudSession,
+  item: PurgeItem,
+  wait: { pollMs: number; timeoutMs: number },
+): Promise<void> {
   const del = async (
     client: ReturnType<CloudSession['service']> | null,
     path: string,
@@ -203,10 +275,11 @@ async function remove(session: CloudSession, item: PurgeItem): Promise<void> {
       return del(nova, `/os-keypairs/${encodeURIComponent(item.id)}`, h, { user_id: item.userId ?? '' });
     case 'port':
       return del(await serviceOf(session, 'network'), `/v2.0/ports/${item.id}`);
-    case 'volume':
-      return del(await serviceOf(session, 'block-storage', 'volumev3'), `/volumes/${item.id}`, undefined, {
-        cascade: 'true',
-      });
+    case 'volume': {
+      const cinder = await serviceOf(session, 'block-storage', 'volumev3');
+      if (cinder === null) throw new Error(`no service for volume ${item.id}`);
+      return removeVolume(ctx, cinder, item.id, wait.pollMs, wait.timeoutMs);
+    }
     case 'image':
       return del(await serviceOf(session, 'image'), `/v2/images/${item.id}`);
   }
@@ -300,7 +373,7 @@ export function purgeProjectHandler(
         );
         for (const item of batch) {
           ctx.signal.throwIfAborted();
-          await remove(requireTasksSession(ctx, 'purge-project'), item);
+          await remove(ctx, requireTasksSession(ctx, 'purge-project'), item, { pollMs, timeoutMs });
           state = { ...state, deleted: [...state.deleted, `${item.kind}:${item.id}`] };
           await ctx.checkpoint.save(state);
           await ctx.audit.record('purge-delete', `${item.kind}:${item.id}`, {
