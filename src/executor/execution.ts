@@ -4,8 +4,7 @@
 // (a restart) first resolves each move from Nova's records (the drivers never send a call again
 // without knowing the previous one did nothing).
 
-import type { Lease } from '../coordination/locks.js';
-import { lockMoveHosts, type MoveHostLocks } from './host-locks.js';
+import { ExecutionHostLocks, type MoveHostLocks } from './host-locks.js';
 import {
   type ExecutionRecord,
   FINAL_MOVE_STATES,
@@ -46,10 +45,16 @@ export class ExecutionRun {
   private readonly tasks = new Map<number, Promise<void>>();
   private fatal: unknown = null;
   private wake: () => void = () => {};
+  /** null: no lock service (single process, no tasks). */
+  private readonly hostLocks: ExecutionHostLocks | null;
 
   constructor(deps: ExecutorDeps, execution: ExecutionRecord, window: RunWindow) {
     this.book = new RunBook(deps, execution, window);
     this.driver = new MoveDriver(this.book);
+    this.hostLocks =
+      deps.hostLocks === undefined
+        ? null
+        : new ExecutionHostLocks(deps.hostLocks, window.ownHosts ?? new Set(), `executor:${execution.id}`);
   }
 
   get aggregate(): string {
@@ -91,7 +96,7 @@ export class ExecutionRun {
       const lease = slots.adopt(this.slotRequest(rec));
       // Already running in Nova: it goes on whoever holds the hosts; the locks are taken if free.
       const locked = await this.lockHosts(rec);
-      this.launch(rec.step, lease, true, locked.ok ? locked.leases : []);
+      this.launch(rec.step, lease, true, locked.ok ? locked.hosts : []);
     }
     let ended: 'finished' | 'aborted' = 'finished';
     let handedOver = false;
@@ -182,19 +187,13 @@ export class ExecutionRun {
         if (!locked.retry) await this.book.endPending(rec, locked.why);
         continue;
       }
-      this.launch(rec.step, lease, false, locked.leases);
+      this.launch(rec.step, lease, false, locked.hosts);
     }
   }
 
-  private async lockHosts(rec: MoveRecord): Promise<MoveHostLocks> {
-    const locks = this.book.deps.hostLocks;
-    if (locks === undefined) return { ok: true, leases: [] };
-    return lockMoveHosts(
-      locks,
-      [rec.from, rec.to],
-      this.book.window.ownHosts ?? new Set(),
-      `executor:${this.book.execution.id} step ${rec.step}`,
-    );
+  private lockHosts(rec: MoveRecord): Promise<MoveHostLocks> {
+    if (this.hostLocks === null) return Promise.resolve({ ok: true, hosts: [] });
+    return this.hostLocks.acquire([rec.from, rec.to]);
   }
 
   /** null: every `after` step completed; 'wait': one is still open; else why the move cannot run. */
@@ -212,7 +211,7 @@ export class ExecutionRun {
     return { source: rec.from, dest: rec.to, aggregate: this.book.execution.aggregate };
   }
 
-  private launch(step: number, lease: SlotLease, resumed: boolean, hostLeases: Lease[]): void {
+  private launch(step: number, lease: SlotLease, resumed: boolean, hosts: string[]): void {
     const task = this.driver
       .drive(step, resumed)
       .catch((e: unknown) => {
@@ -221,7 +220,7 @@ export class ExecutionRun {
       })
       .finally(() => {
         this.book.deps.slots.release(lease);
-        for (const l of hostLeases) void l.release();
+        void this.hostLocks?.release(hosts);
         this.book.dropComing(step);
         this.tasks.delete(step);
         this.wake();

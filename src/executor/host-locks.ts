@@ -2,36 +2,74 @@
 // `host/<destination>` while it runs, so no operator task starts on those hosts meanwhile, and a
 // move never starts on a host a task holds (validation, evacuation). The hosts an execution's
 // starter already holds itself (an evacuation's source) are not locked again.
+//
+// The locks are the execution's, not the move's: moves of one execution share a host (three
+// from one source, one arriving where another leaves), and a lock held for a sibling must not
+// refuse them. Each host is taken once, counted per move using it, and given back when the last
+// of them ends.
 import { hostLockName, type Lease, type LockService, LockUnavailableError } from '../coordination/locks.js';
 
 export type MoveHostLocks =
-  | { ok: true; leases: Lease[] }
+  | { ok: true; hosts: string[] }
   /** retry: the lock backend did not answer (ask again later); else a holder refuses the move. */
   | { ok: false; why: string; retry: boolean };
 
-export async function lockMoveHosts(
-  locks: LockService,
-  hosts: readonly string[],
-  own: ReadonlySet<string>,
-  owner: string,
-): Promise<MoveHostLocks> {
-  const leases: Lease[] = [];
-  const giveBack = () => Promise.all(leases.map((l) => l.release()));
-  try {
-    for (const host of [...new Set(hosts)].sort()) {
-      if (own.has(host)) continue;
-      const lease = await locks.tryAcquire(hostLockName(host), owner);
-      if (lease === null) {
-        await giveBack();
-        const holder = (await locks.list(hostLockName(host))).find((h) => h.name === hostLockName(host));
-        return { ok: false, why: `host ${host} is held by ${holder?.owner ?? 'someone else'}`, retry: false };
+export class ExecutionHostLocks {
+  private readonly held = new Map<string, { lease: Lease; users: number }>();
+
+  constructor(
+    private readonly locks: LockService,
+    /** Hosts the execution's starter holds itself: never locked here. */
+    private readonly own: ReadonlySet<string>,
+    /** The owner the locks are taken as: `executor:<execution id>`. */
+    private readonly owner: string,
+  ) {}
+
+  /** Takes (or shares) the move's hosts; all or none. */
+  async acquire(hosts: readonly string[]): Promise<MoveHostLocks> {
+    const taken: string[] = [];
+    try {
+      for (const host of [...new Set(hosts)].sort()) {
+        if (this.own.has(host)) continue;
+        const mine = this.held.get(host);
+        if (mine?.lease.isValid()) {
+          mine.users++;
+          taken.push(host);
+          continue;
+        }
+        // Not held, or held once and lost (the backend let it lapse): taken again for every user.
+        const lease = await this.locks.tryAcquire(hostLockName(host), this.owner);
+        if (lease === null) {
+          await this.release(taken);
+          const holder = (await this.locks.list(hostLockName(host))).find(
+            (h) => h.name === hostLockName(host),
+          );
+          return {
+            ok: false,
+            why: `host ${host} is held by ${holder?.owner ?? 'someone else'}`,
+            retry: false,
+          };
+        }
+        this.held.set(host, { lease, users: (mine?.users ?? 0) + 1 });
+        taken.push(host);
       }
-      leases.push(lease);
+      return { ok: true, hosts: taken };
+    } catch (err) {
+      await this.release(taken).catch(() => undefined);
+      if (!(err instanceof LockUnavailableError)) throw err;
+      return { ok: false, why: `the lock backend is unreachable: ${err.message}`, retry: true };
     }
-    return { ok: true, leases };
-  } catch (err) {
-    await giveBack().catch(() => undefined);
-    if (!(err instanceof LockUnavailableError)) throw err;
-    return { ok: false, why: `the lock backend is unreachable: ${err.message}`, retry: true };
+  }
+
+  /** Gives back a move's share of its hosts; a host's lock goes when no move of the execution uses it. */
+  async release(hosts: readonly string[]): Promise<void> {
+    for (const host of hosts) {
+      const mine = this.held.get(host);
+      if (mine === undefined) continue;
+      mine.users--;
+      if (mine.users > 0) continue;
+      this.held.delete(host);
+      await mine.lease.release();
+    }
   }
 }

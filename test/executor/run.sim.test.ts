@@ -1,6 +1,8 @@
 // The executor against the simulator over HTTP, through the real OpenStack clients: plans that
 // complete, concurrency limits seen from the simulator's own records, pre-flight refusals.
 import { afterEach, describe, expect, it } from 'vitest';
+import { LocalLockService } from '../../src/coordination/local-locks.js';
+import { hostLockName } from '../../src/coordination/locks.js';
 import { resolveExecutorSettings } from '../../src/executor/settings.js';
 import { MigrationSlots } from '../../src/executor/slots.js';
 import {
@@ -64,6 +66,54 @@ describe('a plan of moves', () => {
     expect(recorded.costs).toHaveLength(6);
     expect(recorded.costs.every((c) => c.seconds > 0 && c.ramMB === 4096)).toBe(true);
     expect(recorded.quarantined).toEqual([]);
+  });
+
+  it("with the host locks the service gives it: moves sharing a host run together, a task's host is refused", async () => {
+    // Three moves leave c1 in one wave (perSourceHost 3), one of them to c2, which another move
+    // leaves at the same time: every host is shared by moves of one execution.
+    const hosts = ['c1', 'c2', 'c3', 'c4', 'c9'].map((h) => host(h));
+    const servers = [1, 2, 3].map((n) => server(n, 'c1')).concat([server(4, 'c2'), server(5, 'c9')]);
+    world = await openWorld(snapshot(hosts, servers));
+    const locks = new LocalLockService();
+    // An operator task holds c9 (a validation, say): the move from it must not start.
+    await locks.tryAcquire(hostLockName('c9'), 'task:7');
+    const { executor } = makeExecutor(world, {
+      settings: { limits: { perSourceHost: 3, perDestinationHost: 2 } },
+      hostLocks: locks,
+    });
+    const moves = [
+      move(1, 1, 1, 'c1', 'c2'),
+      move(2, 1, 2, 'c1', 'c3'),
+      move(3, 1, 3, 'c1', 'c4'),
+      move(4, 1, 4, 'c2', 'c3'),
+      move(5, 1, 5, 'c9', 'c4'),
+    ];
+    const seen = new Set<string>();
+    const watching = setInterval(() => {
+      void locks.list('host/').then((ls) => {
+        for (const l of ls) seen.add(`${l.name} ${l.owner}`);
+      });
+    }, 5);
+    const summary = await executor
+      .start(
+        { aggregate: 'agg', planId: 'plan-locks', startedBy: 'test', moves },
+        { deadline: null, shouldStop: noStop },
+      )
+      .finally(() => clearInterval(watching));
+    expect(summary.moves.map((m) => [m.step, m.state, m.state === 'skipped' ? m.detail : null])).toEqual([
+      [1, 'completed', null],
+      [2, 'completed', null],
+      [3, 'completed', null],
+      [4, 'completed', null],
+      [5, 'skipped', 'host c9 is held by task:7'],
+    ]);
+    // The three from c1 overlapped in Nova, under one lock per host, taken as the execution.
+    const c1 = world.cloud.migrations.filter((m) => m.source === 'c1');
+    expect(maxOverlap(c1, (m) => m.source).get('c1')).toBe(3);
+    const owner = `executor:${summary.executionId}`;
+    expect([...seen].filter((x) => x.startsWith('host/c1 '))).toEqual([`host/c1 ${owner}`]);
+    // Given back when the last move using each host ended; the task's lock untouched.
+    expect((await locks.list('host/')).map((l) => `${l.name} ${l.owner}`)).toEqual(['host/c9 task:7']);
   });
 
   it('holds every concurrency limit, counted from the simulator side', async () => {

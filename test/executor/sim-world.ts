@@ -4,6 +4,7 @@
 
 import { Actuator } from '../../src/cloud/actuator.js';
 import { openSession } from '../../src/cloud/session.js';
+import type { LockService } from '../../src/coordination/locks.js';
 import { Executor, type ExecutorDeps } from '../../src/executor/index.js';
 import type { ExecutionJournal, PlannedMove } from '../../src/executor/journal.js';
 import { MemoryJournal } from '../../src/executor/memory-journal.js';
@@ -155,6 +156,8 @@ export function makeExecutor(
     journal?: ExecutionJournal;
     timeoutFor?: (m: PlannedMove) => number;
     slots?: MigrationSlots;
+    /** The host locks shared with operator tasks (the service always gives them). */
+    hostLocks?: LockService;
   } = {},
 ): { executor: Executor; journal: ExecutionJournal; recorded: Recorded; deps: ExecutorDeps } {
   const settings = resolveExecutorSettings({
@@ -175,6 +178,7 @@ export function makeExecutor(
     quarantine: { quarantine: async (e) => void recorded.quarantined.push(e) },
     costs: { record: async (s) => void recorded.costs.push(s) },
     audit: { record: async (a) => void recorded.audit.push(a) },
+    ...(opts.hostLocks ? { hostLocks: opts.hostLocks } : {}),
   };
   return { executor: new Executor(deps), journal, recorded, deps };
 }

@@ -189,14 +189,14 @@ describe('operator tasks through the service API', () => {
     const locks = new SwitchableLocks(new LocalLockService());
     r = await startRig({ auth: false, locks });
     // g3 is held by a move of the balancer: the task waits, saying so.
-    const held = await locks.tryAcquire('host/g3', 'executor:exec-test step 1');
+    const held = await locks.tryAcquire('host/g3', 'executor:exec-test');
     const [task] = (await call('POST', '/v1/tasks', { kind: 'evacuate-compute', args: { host: 'g3' } })).body
       .tasks as TaskJson[];
     const waiting = await until('the task to wait', async () => {
       const t = await taskOf(task!.id);
       return t.state === 'WAITING' ? t : undefined;
     });
-    expect(waiting.waitingReason).toBe('host g3 is held by executor:exec-test step 1');
+    expect(waiting.waitingReason).toBe('host g3 is held by executor:exec-test');
 
     locks.down = 'etcd: connection refused';
     const blocked = await until('the worker to say it is blocked', async () => {

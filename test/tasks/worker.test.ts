@@ -242,13 +242,13 @@ describe('the task worker', () => {
 
   it('waits, saying why, while a host is held by someone else', async () => {
     r = await taskRig(world, [count, cleanup]);
-    const held = await r.locks.tryAcquire('host/h1', 'executor:exec-1 step 2');
+    const held = await r.locks.tryAcquire('host/h1', 'executor:exec-1');
     const [t] = await r.service.create('count', { to: 1, host: 'h1' }, 'alice');
     const w = r.worker('w1');
     await w.tick();
     expect(await r.store.tasks.get(t!.id)).toMatchObject({
       state: 'WAITING',
-      waitingReason: 'host h1 is held by executor:exec-1 step 2',
+      waitingReason: 'host h1 is held by executor:exec-1',
     });
     await held?.release();
     await w.start();

@@ -127,13 +127,13 @@ describe.skipIf(NO_BROWSER !== null)('the Tasks page in headless Chromium', () =
     expect(r.sim.cloud.servers).toHaveLength(11);
 
     // A task waiting for a host a move holds, cancelled from its row.
-    const held = await locks.tryAcquire('host/g3', 'executor:exec-test step 1');
+    const held = await locks.tryAcquire('host/g3', 'executor:exec-test');
     await form().getByLabel('Kind').selectOption('evacuate-compute');
     await form().getByLabel('Host', { exact: true }).fill('g3');
     await form().getByLabel('Target (optional)').fill('');
     const waiting = await request();
     await row(waiting).and(page.locator('[data-state="WAITING"]')).waitFor();
-    expect(await row(waiting).textContent()).toContain('host g3 is held by executor:exec-test step 1');
+    expect(await row(waiting).textContent()).toContain('host g3 is held by executor:exec-test');
     await row(waiting).getByRole('button', { name: 'Cancel' }).click();
     await row(waiting).and(page.locator('[data-state="ERROR"]')).waitFor();
     expect(await row(waiting).locator('td.result').textContent()).toBe('cancelled by operator:local');
@@ -169,7 +169,7 @@ describe.skipIf(NO_BROWSER !== null)('the Tasks page in headless Chromium', () =
 
   it('with Keystone: a reader sees the tasks and no button; an operator gets the form and Cancel', async () => {
     const r = await open(true);
-    await r.service.locks.tryAcquire('host/g3', 'executor:exec-test step 1');
+    await r.service.locks.tryAcquire('host/g3', 'executor:exec-test');
     const [task] = await r.service.tasks.service.create('evacuate-compute', { host: 'g3' }, 'operator:admin');
     const logIn = async (username: string, project: string) => {
       await page.getByLabel('User name', { exact: true }).fill(username);
