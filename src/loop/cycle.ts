@@ -13,7 +13,7 @@ import { type Decision, decide } from './decide.js';
 import { assessEmergencies } from './emergencies.js';
 import { assessHealth, type HealthVerdict } from './health.js';
 import { applyHolds, cooldownHolds, hostHolds, markHeldHosts } from './holds.js';
-import type { CloudReader, ExecutorPort, LoopStore, StoredPlanView } from './ports.js';
+import type { CloudReader, ExecutorPort, LoopStore, PlanProgress, StoredPlanView } from './ports.js';
 import type { AggregateLoopSettings, LoopSettings } from './settings.js';
 
 /** The executor's `startedBy` of an emergency execution: budgets count these apart. */
@@ -58,6 +58,24 @@ const inAggregate = (aggregate: string) => (h: Snapshot['hosts'][number]) =>
 /** The plan of one aggregate as its own document (what the store keeps and the checker replays). */
 function single(plan: Plan, agg: AggregatePlan): Plan {
   return { ...plan, aggregates: [agg] };
+}
+
+/**
+ * The moves of a stored plan not yet handed to an execution; a prerequisite that completed in an
+ * earlier execution is met (one that ran and failed still holds its dependents back).
+ */
+function remainingMoves(agg: AggregatePlan, progress: PlanProgress): AggregatePlan {
+  return {
+    ...agg,
+    moves: agg.moves
+      .filter((m) => !progress.started.has(m.step))
+      .map((m) => {
+        if (m.after === undefined) return m;
+        const after = m.after.filter((st) => !progress.completed.has(st));
+        const { after: _done, ...rest } = m;
+        return after.length > 0 ? { ...rest, after } : rest;
+      }),
+  };
 }
 
 /**
@@ -211,14 +229,33 @@ export class ControlLoop {
         stored = null;
       }
     }
+    // An assisted plan approved in part runs in part; what ran is not offered again, and the
+    // plan stays open for the moves still undecided or waiting.
+    let progress: PlanProgress | null = null;
+    let approvedAll = new Set<number>();
     if (stored) {
+      progress = await store.planProgress(stored.id);
+      const p = progress;
+      const left = stored.plan.aggregates
+        .flatMap((a) => a.moves)
+        .filter((m) => !p.started.has(m.step) && !p.rejected.has(m.step));
+      if (p.started.size > 0 && left.length === 0) {
+        // What ran ran, the rest was rejected: the plan is done with, and a new one is made.
+        await store.setPlanStatus(stored.id, 'executing', now.toISOString());
+        stored = null;
+        progress = null;
+      }
+    }
+    if (stored && progress) {
       plan = stored.plan;
-      approved = await store.approvedSteps(stored.id);
+      approvedAll = await store.approvedSteps(stored.id);
+      approved = new Set([...approvedAll].filter((st) => !progress!.started.has(st)));
     } else {
       plan = planSnapshot(planning, { ...s.policy, aggregates: [s.name] });
     }
-    const aggPlan = plan.aggregates.find((a) => a.name === s.name);
-    if (!aggPlan) return { ...base, verdict, summary: `aggregate ${s.name} is not in the snapshot` };
+    const planned = plan.aggregates.find((a) => a.name === s.name);
+    if (!planned) return { ...base, verdict, summary: `aggregate ${s.name} is not in the snapshot` };
+    const aggPlan = progress === null ? planned : remainingMoves(planned, progress);
 
     // The planner's output goes through the independent checker before anything may run.
     if (!stored) {
@@ -324,8 +361,19 @@ export class ControlLoop {
         decision: summary,
         at: now.toISOString(),
       });
-    } else if (stored && decision.start.length > 0) {
-      await store.setPlanStatus(stored.id, 'executing', now.toISOString());
+    } else if (stored && decision.start.length > 0 && progress !== null) {
+      // Closed once nothing of it is left to decide or to run: every move rejected, run, starting
+      // now, or approved but no longer valid.
+      const starting = new Set(decision.start.map((m) => m.step));
+      const invalid = new Set(dropped.map((d) => d.step));
+      const open = planned.moves.filter(
+        (m) =>
+          !progress!.rejected.has(m.step) &&
+          !progress!.started.has(m.step) &&
+          !starting.has(m.step) &&
+          !(approvedAll.has(m.step) && invalid.has(m.step)),
+      );
+      if (open.length === 0) await store.setPlanStatus(stored.id, 'executing', now.toISOString());
     }
     if (decision.start.length > 0 && planId !== null) {
       await executor.start({

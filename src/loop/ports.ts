@@ -39,6 +39,12 @@ export interface StoredPlanView {
   plan: Plan;
 }
 
+export interface PlanProgress {
+  rejected: Set<number>;
+  started: Set<number>;
+  completed: Set<number>;
+}
+
 export interface StartedMove {
   at: Date;
   emergency: boolean;
@@ -58,6 +64,11 @@ export interface LoopStore {
   pendingPlan(aggregate: string): Promise<StoredPlanView | null>;
   /** Steps of the plan approved and not rejected (approval expiry is the loop's business). */
   approvedSteps(planId: string): Promise<Set<number>>;
+  /**
+   * What became of a plan's moves so far: rejected by an operator, handed to an execution (any
+   * outcome), and completed. A plan approved in part runs in part and stays open for the rest.
+   */
+  planProgress(planId: string): Promise<PlanProgress>;
   /** Server moves recent enough to still matter for cooldowns. */
   cooldowns(since: Date): Promise<Cooldown[]>;
   quarantined(): Promise<ServerHold[]>;

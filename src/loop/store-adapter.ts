@@ -7,7 +7,7 @@ import type { Store } from '../store/store.js';
 import { EMERGENCY_STARTER } from './cycle.js';
 import type { HealthVerdict } from './health.js';
 import type { Cooldown, ServerHold } from './holds.js';
-import type { LoopStore, StartedMove, StoredPlanStatus, StoredPlanView } from './ports.js';
+import type { LoopStore, PlanProgress, StartedMove, StoredPlanStatus, StoredPlanView } from './ports.js';
 
 async function all<T>(list: (page: PageRequest) => Promise<Page<T>>): Promise<T[]> {
   const out: T[] = [];
@@ -93,6 +93,23 @@ export class StoreLoopAdapter implements LoopStore {
   async approvedSteps(planId: string): Promise<Set<number>> {
     const decisions = await this.store.plans.decisions(planId);
     return new Set(decisions.filter((d) => d.decision === 'approved').map((d) => d.step));
+  }
+
+  async planProgress(planId: string): Promise<PlanProgress> {
+    const decisions = await this.store.plans.decisions(planId);
+    const executions = await all((p) => this.store.executions.list({ planId }, p));
+    const started = new Set<number>();
+    const completed = new Set<number>();
+    for (const e of executions)
+      for (const m of await this.store.listMoves(e.id)) {
+        started.add(m.step);
+        if (m.state === 'completed') completed.add(m.step);
+      }
+    return {
+      rejected: new Set(decisions.filter((d) => d.decision === 'rejected').map((d) => d.step)),
+      started,
+      completed,
+    };
   }
 
   async cooldowns(since: Date): Promise<Cooldown[]> {

@@ -23,6 +23,9 @@ class ArrayStore implements LoopStore {
   verdicts: { verdict: string; reasons: string[] }[] = [];
   plans: (StoredPlanView & { decision: string })[] = [];
   approvals = new Map<string, Set<number>>();
+  rejections = new Map<string, Set<number>>();
+  /** Steps handed to the executor, per plan (the instant executor completes every one). */
+  ran = new Map<string, Set<number>>();
   moves: (Cooldown & { aggregate: string; emergency: boolean })[] = [];
   quarantine: ServerHold[] = [];
   ended = new Map<string, Date>();
@@ -57,6 +60,10 @@ class ArrayStore implements LoopStore {
   }
   async approvedSteps(id: string) {
     return this.approvals.get(id) ?? new Set<number>();
+  }
+  async planProgress(id: string) {
+    const ran = this.ran.get(id) ?? new Set<number>();
+    return { rejected: this.rejections.get(id) ?? new Set<number>(), started: ran, completed: ran };
   }
   async cooldowns(since: Date) {
     return this.moves.filter((m) => Date.parse(m.movedAt) >= since.getTime());
@@ -98,6 +105,9 @@ class InstantExecutor implements ExecutorPort {
   }
   async start(r: ExecutionRequest) {
     this.requests.push(r);
+    const ran = this.store.ran.get(r.planId) ?? new Set<number>();
+    for (const m of r.moves) ran.add(m.step);
+    this.store.ran.set(r.planId, ran);
     const snap = this.snap();
     for (const m of r.moves) {
       const s = snap.servers.find((x) => x.id === m.server)!;
@@ -263,6 +273,46 @@ describe('control loop cycle', () => {
     expect(executor.requests[0]!.moves.map((m) => m.step)).toEqual([moves[1]!.step]);
     const dropped = r.aggregates[0]!.decision!.waiting.find((w) => w.step === moves[0]!.step)!;
     expect(dropped.why).toMatch(/no longer valid: server-not-on-source/);
+  });
+
+  it('assisted: a plan approved in part runs that part and stays open for the rest', async () => {
+    const { loop, store, executor } = setup({ mode: 'assisted' });
+    await loop.runCycle();
+    const moves = store.plans[0]!.plan.aggregates[0]!.moves;
+    expect(moves.length).toBeGreaterThanOrEqual(3);
+    const [first, second, ...rest] = moves.map((m) => m.step);
+    store.approvals.set('p1', new Set([first!]));
+    let r = await loop.runCycle();
+    expect(executor.requests.map((x) => x.moves.map((m) => m.step))).toEqual([[first]]);
+    expect(r.aggregates[0]!.summary).toMatch(/1 of \d+ move\(s\) start/);
+    // Still open: no new plan, the ran move not offered again, the rest awaiting approval.
+    expect(store.plans.map((p) => p.status)).toEqual(['proposed']);
+    clock.now += 60_000;
+    r = await loop.runCycle();
+    expect(executor.requests).toHaveLength(1);
+    expect(store.plans).toHaveLength(1);
+    expect(r.aggregates[0]!.summary).toMatch(/awaiting approval/);
+    expect(r.aggregates[0]!.decision!.waiting.map((w) => w.step)).not.toContain(first);
+    // The operator approves one more and rejects the others: that one runs and the plan closes.
+    store.approvals.set('p1', new Set([first!, second!]));
+    store.rejections.set('p1', new Set(rest));
+    clock.now += 60_000;
+    await loop.runCycle();
+    expect(executor.requests.map((x) => x.moves.map((m) => m.step))).toEqual([[first], [second]]);
+    expect(store.plans[0]!.status).toBe('executing');
+  });
+
+  it('assisted: a plan whose unrun moves were all rejected is closed and a new one proposed', async () => {
+    const { loop, store, executor } = setup({ mode: 'assisted' });
+    await loop.runCycle();
+    const steps = store.plans[0]!.plan.aggregates[0]!.moves.map((m) => m.step);
+    store.approvals.set('p1', new Set([steps[0]!]));
+    await loop.runCycle();
+    store.rejections.set('p1', new Set(steps.slice(1)));
+    clock.now += 60_000;
+    await loop.runCycle();
+    expect(executor.requests).toHaveLength(1);
+    expect(store.plans.map((p) => p.status)).toEqual(['executing', 'proposed']);
   });
 
   it('assisted: an approval not given in time expires and a new plan is proposed', async () => {

@@ -48,6 +48,9 @@ class ArrayStore implements LoopStore {
   async approvedSteps() {
     return new Set<number>();
   }
+  async planProgress() {
+    return { rejected: new Set<number>(), started: new Set<number>(), completed: new Set<number>() };
+  }
   async cooldowns(since: Date) {
     return this.moves.filter((m) => Date.parse(m.movedAt) >= since.getTime());
   }
