@@ -25,12 +25,41 @@ export function summarizeRejections(counts: Map<string, number>): string {
 const IMBALANCE_STEP = /imbalance \d+\.\d{4} -> \d+\.\d{4}/;
 
 /**
- * Rewrites the "imbalance X -> Y" of each reason to follow step order. Phases quote the imbalance
- * in the order they chose moves; waves reorder them, so the quoted numbers would jump between
- * lines. `fresh` is a state of the same snapshot with no move applied; moves are applied to it
- * in step order, each aggregate on its own (their imbalances are independent).
+ * What a balancing move does, in words true of the state it starts from: the source above the
+ * aggregate's mean and the destination below it in some dimension the server loads ("runs hot",
+ * "has room"), else a plain "rebalancing from … to …" (the exact best move is not always from
+ * the hottest host).
  */
-export function restateImbalanceInStepOrder(
+export function spreadWords(state: ClusterState, server: number, from: number, to: number): string {
+  const D = state.D;
+  const agg = state.hosts[from]!.aggregate;
+  const n = state.aggregates[agg]!.counted.length;
+  let hotCool = false;
+  for (let d = 0; d < D; d++) {
+    const mean = state.s1[agg * D + d]! / n;
+    if (state.servers[server]!.load[d]! > 0 && state.util(from, d) > mean && state.util(to, d) < mean)
+      hotCool = true;
+  }
+  const f = state.hosts[from]!.name;
+  const t = state.hosts[to]!.name;
+  return hotCool
+    ? `${f} runs hot (${hostUtil(state, from)}), ${t} has room (${hostUtil(state, to)})`
+    : `rebalancing from ${f} (${hostUtil(state, from)}) to ${t} (${hostUtil(state, to)})`;
+}
+
+function escaped(name: string): string {
+  return name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/**
+ * Rewrites what each reason quotes of the cluster to follow step order: the "imbalance X -> Y",
+ * the utilization of the source and destination, and whether the move goes from a hot host to
+ * one with room. Phases quote the state in the order they chose moves, the improvement stage
+ * changes earlier moves, and waves reorder them, so the quotes would describe a state the
+ * operator never sees. `fresh` is a state of the same snapshot with no move applied; moves are
+ * applied to it in step order, each aggregate on its own (their imbalances are independent).
+ */
+export function restateInStepOrder(
   fresh: ClusterState,
   aggregates: readonly { name: string; moves: { server: string; to: string; reason: string }[] }[],
 ): void {
@@ -40,6 +69,20 @@ export function restateImbalanceInStepOrder(
       const server = fresh.serverById.get(move.server);
       const to = fresh.hostByName.get(move.to);
       if (server === undefined || to === undefined || index < 0) continue;
+      const from = fresh.at[server]!;
+      const f = escaped(fresh.hosts[from]!.name);
+      const t = escaped(move.to);
+      const balancing = new RegExp(
+        `${f} runs hot \\([^)]*\\), ${t} has room \\([^)]*\\)|rebalancing from ${f} \\([^)]*\\) to ${t} \\([^)]*\\)`,
+      );
+      const soft = new RegExp(`moving from ${f} \\([^)]*\\) to ${t} \\([^)]*\\)`);
+      if (balancing.test(move.reason))
+        move.reason = move.reason.replace(balancing, spreadWords(fresh, server, from, to));
+      else if (soft.test(move.reason))
+        move.reason = move.reason.replace(
+          soft,
+          `moving from ${fresh.hosts[from]!.name} (${hostUtil(fresh, from)}) to ${move.to} (${hostUtil(fresh, to)})`,
+        );
       const before = fresh.imbalance(index);
       fresh.apply(server, to);
       if (IMBALANCE_STEP.test(move.reason)) {

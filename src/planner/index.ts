@@ -7,7 +7,7 @@ import type { Snapshot } from '../model/snapshot.js';
 import { aggregateScope, scopedSnapshot } from '../policy/aggregate-scope.js';
 import type { Policy } from '../policy/types.js';
 import { PlanContext } from './context.js';
-import { restateImbalanceInStepOrder } from './describe.js';
+import { restateInStepOrder } from './describe.js';
 import { balanceStats, round } from './objectives/balance-stats.js';
 import { imbalanceLowerBounds } from './objectives/lower-bound.js';
 import { evacuate } from './phases/evacuate.js';
@@ -100,7 +100,7 @@ export function planSnapshot(snapshot: Snapshot, policy: Policy, options: PlanOp
     };
   });
 
-  restateImbalanceInStepOrder(new ClusterState(scoped, policy), aggregates);
+  restateInStepOrder(new ClusterState(scoped, policy), aggregates);
 
   return {
     format: PLAN_FORMAT,

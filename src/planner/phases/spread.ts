@@ -10,7 +10,7 @@
 // in balance.
 
 import type { PlanContext } from '../context.js';
-import { hostUtil, serverLabel } from '../describe.js';
+import { hostUtil, serverLabel, spreadWords } from '../describe.js';
 import { scoreMove } from '../objectives/move-score.js';
 import { type BestMove, BestMoveSearch, type WorkMeter } from './best-move.js';
 import { bestSwap, IMPROVE_EVALUATIONS_PER_MS, improveSpread, type Swap } from './improve.js';
@@ -160,19 +160,7 @@ export function recordSpreadMove(ctx: PlanContext, m: BestMove, floor: number, n
     move.reason = `soft group ${g.name} (${g.policy}): one violation fewer by moving from ${fromText} to ${toText}; ${price}`;
     return;
   }
-  // Words true of this move: the source above the aggregate's mean and the destination below
-  // it in some dimension the server loads; the exact best move is not always from the hottest host.
-  const D = state.D;
-  const n = state.aggregates[agg]!.counted.length;
-  let hotCool = false;
-  for (let d = 0; d < D; d++) {
-    const mean = state.s1[agg * D + d]! / n;
-    if (state.servers[m.server]!.load[d]! > 0 && state.util(from, d) > mean && state.util(m.to, d) < mean)
-      hotCool = true;
-  }
-  const what = hotCool
-    ? `${state.hosts[from]!.name} runs hot (${hostUtil(state, from)}), ${state.hosts[m.to]!.name} has room (${hostUtil(state, m.to)})`
-    : `rebalancing from ${fromText} to ${toText}`;
+  const what = spreadWords(state, m.server, from, m.to);
   const move = ctx.record(m.server, m.to, 'spread', '');
   const softNote =
     m.soft < 0
