@@ -163,6 +163,13 @@ describe('operator tasks through the service API', () => {
     });
     expect(await count()).toBe(0);
 
+    // A target in another aggregate: the evacuation could never use it (it would disable s2 and
+    // move nothing), so the request is refused.
+    const foreign = await refused({ kind: 'evacuate-compute', args: { host: 's2', target: 'g1' } });
+    expect(foreign).toMatchObject({ status: 409, field: 'body.args.target', value: 'g1' });
+    expect(foreign.message).toMatch(/g1 shares no aggregate with s2/);
+    expect(await count()).toBe(0);
+
     // Last resorts: names checked, each unknown one a 404 on its place in the list; a disabled
     // one (s1, disabled above) is only a preference and passes.
     expect(

@@ -7,7 +7,7 @@
 // and asking again once it is done finds nothing left to move.
 import { CloudError } from '../../cloud/errors.js';
 import { nonMigratableReasons } from '../../cloud/migratable.js';
-import type { NovaServer } from '../../cloud/openstack/nova.js';
+import type { NovaAggregate, NovaServer, NovaService } from '../../cloud/openstack/nova.js';
 import { aggregateConfig } from '../../config/aggregate.js';
 import { windowState } from '../../config/windows.js';
 import { hostLockName, type LockService } from '../../coordination/locks.js';
@@ -359,8 +359,37 @@ export function evacuateComputeHandler(deps: EvacuateDeps): TaskHandler<Evacuate
   };
 }
 
+/** Where a server of `source` may go: hosts sharing an aggregate with it, else its zone's. */
+function destinationPool(
+  aggregates: readonly NovaAggregate[],
+  services: readonly NovaService[],
+  source: string,
+): Set<string> {
+  const mine = aggregates.filter((a) => a.hosts.includes(source));
+  const zone = services.find((s) => s.host === source)?.zone;
+  return new Set(
+    mine.length > 0
+      ? mine.flatMap((a) => a.hosts)
+      : services.filter((s) => s.zone === zone).map((s) => s.host),
+  );
+}
+
 async function checkHosts(args: EvacuateArgs, ctx: PreflightContext): Promise<void> {
   const nova = ctx.reader.nova;
+  if (args.target !== null) {
+    // A target the evacuation could never use would disable the host and move nothing.
+    const [aggregates, services] = await Promise.all([
+      nova.listAggregates(),
+      nova.listServices('nova-compute'),
+    ]);
+    const known = services.some((x) => x.host === args.target) && services.some((x) => x.host === args.host);
+    if (known && !destinationPool(aggregates, services, args.host).has(args.target)) {
+      const message = `${args.target} shares no aggregate with ${args.host} (nor its availability zone, when ${args.host} is in no aggregate): the evacuation could not use it`;
+      throw new TaskRequestError(409, `target: ${message}`, [
+        { path: 'target', message, value: args.target },
+      ]);
+    }
+  }
   for (const [field, name] of [
     ['host', args.host],
     ['target', args.target],
@@ -498,13 +527,7 @@ async function destinations(
     deps.locks.list('host/'),
     nova.listServerGroups(true),
   ]);
-  const mine = aggregates.filter((a) => a.hosts.includes(source));
-  const zone = services.find((s) => s.host === source)?.zone;
-  const pool = new Set(
-    mine.length > 0
-      ? mine.flatMap((a) => a.hosts)
-      : services.filter((s) => s.zone === zone).map((s) => s.host),
-  );
+  const pool = destinationPool(aggregates, services, source);
   const heldHosts = new Set(held.filter((h) => !h.owner.startsWith('executor:')).map((h) => h.name));
   const cloud = new OpenStackExecutorCloud(ctx.reader, requireActuator(ctx, 'evacuate-compute'));
   const candidates: Candidate[] = [];
