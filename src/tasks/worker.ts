@@ -395,7 +395,7 @@ export class TaskWorker {
     }, this.settings.heartbeatMs);
     heartbeat.unref?.();
 
-    let outcome: { ok: true; result: JsonValue } | { ok: false; err: unknown };
+    let outcome: RunOutcome;
     try {
       const result = await handler.run({
         task,
@@ -441,7 +441,14 @@ export class TaskWorker {
       });
       outcome = { ok: true, result: result as JsonValue };
     } catch (err) {
-      outcome = { ok: false, err: controller.signal.aborted ? (controller.signal.reason ?? err) : err };
+      // A cancelled run ends with the cancellation as its error and, when the handler said what
+      // it did before it stopped, with that as its result.
+      const said = err instanceof TaskFailedError ? err.result : null;
+      outcome = {
+        ok: false,
+        err: controller.signal.aborted ? (controller.signal.reason ?? err) : err,
+        result: said,
+      };
     } finally {
       clearInterval(heartbeat);
     }
@@ -449,10 +456,7 @@ export class TaskWorker {
   }
 
   /** The run's end as a decision under the table lock; retried until the lock answers. */
-  private async finish(
-    run: Run,
-    outcome: { ok: true; result: JsonValue } | { ok: false; err: unknown },
-  ): Promise<void> {
+  private async finish(run: Run, outcome: RunOutcome): Promise<void> {
     const { task } = run;
     const stop = !outcome.ok && outcome.err instanceof RunStop ? outcome.err : null;
     if (stop?.lost) return;
@@ -481,7 +485,7 @@ export class TaskWorker {
               state: 'ERROR',
               error: err instanceof RunStop && err.message === 'cancelled' ? 'cancelled' : message(err),
               endedAt: at,
-              ...(err instanceof TaskFailedError && err.result !== null ? { result: err.result } : {}),
+              ...(outcome.result !== null ? { result: outcome.result } : {}),
             };
           }
           const written = await this.deps.tasks.update(task.id, now.version, patch, at);
@@ -511,6 +515,9 @@ export class TaskWorker {
     }
   }
 }
+
+/** How a run ended: its result, or its error (and what it did before, when it said). */
+type RunOutcome = { ok: true; result: JsonValue } | { ok: false; err: unknown; result: JsonValue | null };
 
 /** The owner string of a task's host locks. */
 export function taskLockOwner(taskId: string): string {

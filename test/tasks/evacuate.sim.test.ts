@@ -337,6 +337,31 @@ describe('evacuate-compute against the simulator', () => {
     expect(audit.some((a) => a.target === `server:${id(1)}`)).toBe(true);
   });
 
+  it('cancelled mid-way, still says what it moved', async () => {
+    r = await rig();
+    const cloud = r.sim.cloud;
+    const [t] = await r.service.tasks.service.create('evacuate-compute', { host: 'c5' }, 'alice');
+    await r.service.tasks.worker.start();
+    await until(
+      () => cloud.migrations.some((m) => m.type === 'live-migration' && m.status === 'completed'),
+      30_000,
+    );
+    await r.service.tasks.service.cancel(t!.id, 'bob');
+    await until(async () => ['DONE', 'ERROR'].includes((await r!.store.tasks.get(t!.id))!.state), 60_000);
+    const ended = await r.store.tasks.get(t!.id);
+    expect(ended?.state).toBe('ERROR');
+    expect(ended?.error).toBe('cancelled');
+    const result = ended?.result as { host: string; liveMigrated: { server: string; to: string }[] };
+    expect(result.host).toBe('c5');
+    expect(result.liveMigrated.length).toBeGreaterThan(0);
+    for (const m of result.liveMigrated)
+      expect(
+        cloud.migrations.some(
+          (x) => x.server.uuid === m.server && x.dest === m.to && x.status === 'completed',
+        ),
+      ).toBe(true);
+  });
+
   it('with tasks.evacuate.emergency false, waits for the closed window of the aggregate, then moves', async () => {
     // A one-hour window six hours from now (on the simulator's clock).
     const hour = (new Date(Date.now()).getUTCHours() + 6) % 24;

@@ -26,6 +26,7 @@ import {
   type PreflightContext,
   requireActuator,
   type TaskContext,
+  TaskFailedError,
   type TaskHandler,
   TaskRequestError,
   TaskWaitError,
@@ -177,186 +178,217 @@ export function evacuateComputeHandler(deps: EvacuateDeps): TaskHandler<Evacuate
         cp = next;
         await ctx.checkpoint.save(next);
       };
+      try {
+        // Disable (again, when an operator re-enabled it meanwhile): no new server lands there.
+        const [service] = await nova.listServices('nova-compute', host);
+        if (service === undefined) throw new Error(`host ${host} has no nova-compute service any more`);
+        if (service.status === 'enabled') {
+          await act.setServiceStatus(service.id, 'disabled', cp.disabledReason);
+          await ctx.audit.record('host-disabled', `host:${host}`, { reason: cp.disabledReason });
+        }
+        if (ctx.checkpoint.load() === null) await save(cp);
 
-      // Disable (again, when an operator re-enabled it meanwhile): no new server lands there.
-      const [service] = await nova.listServices('nova-compute', host);
-      if (service === undefined) throw new Error(`host ${host} has no nova-compute service any more`);
-      if (service.status === 'enabled') {
-        await act.setServiceStatus(service.id, 'disabled', cp.disabledReason);
-        await ctx.audit.record('host-disabled', `host:${host}`, { reason: cp.disabledReason });
-      }
-      if (ctx.checkpoint.load() === null) await save(cp);
+        const aggregate = await executionAggregate(ctx, host);
+        const mayStop = ctx.config.tasks.evacuate.mayStopMetadataKey;
 
-      const aggregate = await executionAggregate(ctx, host);
-      const mayStop = ctx.config.tasks.evacuate.mayStopMetadataKey;
-
-      // Live phase: rounds of executions until nothing more can go live.
-      if (cp.phase === 'live') {
-        for (let round = cp.executions.length; ; round++) {
-          ctx.signal.throwIfAborted();
-          const last = cp.executions.at(-1);
-          if (last !== undefined && !(await executionEnded(deps, last))) {
-            await progress(ctx, cp, `waiting for live migrations of execution ${last}`);
-            await deps.executor.ended(last);
-            await ctx.clock.sleep(pollMs);
-            continue;
+        // Live phase: rounds of executions until nothing more can go live.
+        if (cp.phase === 'live') {
+          for (let round = cp.executions.length; ; round++) {
+            ctx.signal.throwIfAborted();
+            const last = cp.executions.at(-1);
+            if (last !== undefined && !(await executionEnded(deps, last))) {
+              await progress(ctx, cp, `waiting for live migrations of execution ${last}`);
+              await deps.executor.ended(last);
+              await ctx.clock.sleep(pollMs);
+              continue;
+            }
+            // A round whose moves all waited for a held destination (the executor runs one move
+            // per host at a time) moved nothing; rounds go on past the third while each moves some.
+            let lastMoved = 0;
+            if (last !== undefined) {
+              const moves = await deps.journal.listMoves(last);
+              lastMoved = moves.filter((m) => m.state === 'completed').length;
+              cp = absorbExecution(cp, moves, await unusableDestinations(ctx, moves));
+            }
+            const servers = await nova.listServers({ host });
+            const liveCandidates = servers.filter(
+              (s) =>
+                LIVE_STATUSES.has(s.status) &&
+                s.taskState === null &&
+                liveProblem(s) === null &&
+                !isFailed(cp, s.id),
+            );
+            if (liveCandidates.length === 0 || round >= MAX_LIVE_ROUNDS_CAP) break;
+            if (round >= MAX_LIVE_ROUNDS && lastMoved === 0) break;
+            const chooser = await destinations(ctx, deps, host, servers);
+            const moves: PlannedMove[] = [];
+            const policy = aggregateConfig(ctx.config, aggregate).policy;
+            const cloud = new OpenStackExecutorCloud(ctx.reader, act);
+            const left: typeof cp.failed = [];
+            for (const s of liveCandidates) {
+              const need = await cloud.getServerAllocation(s.id);
+              const pick = chooser.choose(s.id, need, ctx.args.target);
+              if ('why' in pick) {
+                left.push({ server: s.id, name: s.name, why: pick.why });
+                continue;
+              }
+              moves.push({
+                step: moves.length + 1,
+                wave: 1,
+                serverId: s.id,
+                serverName: s.name,
+                from: host,
+                to: pick.host,
+                estimatedSeconds: estimateMigrationSeconds({ ramMB: s.flavor.ramMB }, policy.costModel),
+              });
+            }
+            cp = { ...cp, failed: [...cp.failed, ...left] };
+            if (moves.length === 0) break;
+            if (deps.executor.isRunning(aggregate))
+              throw new TaskWaitError(
+                `the balancer is executing in aggregate ${aggregate}: the evacuation waits for it`,
+              );
+            const deadline = liveDeadline(ctx, aggregate);
+            const executionId = `task-${ctx.task.id}-live-${round + 1}`;
+            await save({ ...cp, executions: [...cp.executions, executionId] });
+            await ctx.audit.record('live-migrations', `host:${host}`, {
+              execution: executionId,
+              moves: moves.map((m) => ({ server: m.serverId, to: m.to })),
+            });
+            await progress(ctx, cp, `live-migrating ${moves.length} server(s) (execution ${executionId})`);
+            await deps.executor
+              .runForTask({
+                executionId,
+                aggregate,
+                startedBy: `task:${ctx.task.id}`,
+                moves,
+                deadline,
+                ownHosts: new Set([host]),
+              })
+              .catch(async (err) => {
+                // Another execution of the aggregate started between the check and here.
+                if (!(await deps.journal.getExecution(executionId)))
+                  throw new TaskWaitError(`the executor refused the evacuation's moves: ${message(err)}`);
+              });
           }
-          // A round whose moves all waited for a held destination (the executor runs one move
-          // per host at a time) moved nothing; rounds go on past the third while each moves some.
-          let lastMoved = 0;
-          if (last !== undefined) {
-            const moves = await deps.journal.listMoves(last);
-            lastMoved = moves.filter((m) => m.state === 'completed').length;
-            cp = absorbExecution(cp, moves, await unusableDestinations(ctx, moves));
-          }
+          await save({ ...cp, phase: 'cold' });
+        }
+
+        // Cold phase: what is left and may stop.
+        if (cp.phase === 'cold') {
           const servers = await nova.listServers({ host });
-          const liveCandidates = servers.filter(
+          const inFlight = Object.keys(cp.coldInFlight);
+          const coldCandidates = servers.filter(
             (s) =>
-              LIVE_STATUSES.has(s.status) &&
+              !inFlight.includes(s.id) &&
               s.taskState === null &&
-              liveProblem(s) === null &&
-              !isFailed(cp, s.id),
+              (s.status === 'SHUTOFF' || (LIVE_STATUSES.has(s.status) && s.metadata[mayStop] === 'true')) &&
+              !cp.cold.some((c) => c.server === s.id),
           );
-          if (liveCandidates.length === 0 || round >= MAX_LIVE_ROUNDS_CAP) break;
-          if (round >= MAX_LIVE_ROUNDS && lastMoved === 0) break;
           const chooser = await destinations(ctx, deps, host, servers);
-          const moves: PlannedMove[] = [];
-          const policy = aggregateConfig(ctx.config, aggregate).policy;
           const cloud = new OpenStackExecutorCloud(ctx.reader, act);
-          const left: typeof cp.failed = [];
-          for (const s of liveCandidates) {
+          // Resume the ones asked before a restart first.
+          for (const id of inFlight) cp = await followCold(ctx, cp, id, save, pollMs, coldTimeoutMs);
+          for (const s of coldCandidates) {
+            ctx.signal.throwIfAborted();
             const need = await cloud.getServerAllocation(s.id);
             const pick = chooser.choose(s.id, need, ctx.args.target);
             if ('why' in pick) {
-              left.push({ server: s.id, name: s.name, why: pick.why });
+              cp = {
+                ...cp,
+                failed: [
+                  ...cp.failed.filter((f) => f.server !== s.id),
+                  { server: s.id, name: s.name, why: pick.why },
+                ],
+              };
               continue;
             }
-            moves.push({
-              step: moves.length + 1,
-              wave: 1,
-              serverId: s.id,
-              serverName: s.name,
-              from: host,
-              to: pick.host,
-              estimatedSeconds: estimateMigrationSeconds({ ramMB: s.flavor.ramMB }, policy.costModel),
-            });
-          }
-          cp = { ...cp, failed: [...cp.failed, ...left] };
-          if (moves.length === 0) break;
-          if (deps.executor.isRunning(aggregate))
-            throw new TaskWaitError(
-              `the balancer is executing in aggregate ${aggregate}: the evacuation waits for it`,
-            );
-          const deadline = liveDeadline(ctx, aggregate);
-          const executionId = `task-${ctx.task.id}-live-${round + 1}`;
-          await save({ ...cp, executions: [...cp.executions, executionId] });
-          await ctx.audit.record('live-migrations', `host:${host}`, {
-            execution: executionId,
-            moves: moves.map((m) => ({ server: m.serverId, to: m.to })),
-          });
-          await progress(ctx, cp, `live-migrating ${moves.length} server(s) (execution ${executionId})`);
-          await deps.executor
-            .runForTask({
-              executionId,
-              aggregate,
-              startedBy: `task:${ctx.task.id}`,
-              moves,
-              deadline,
-              ownHosts: new Set([host]),
-            })
-            .catch(async (err) => {
-              // Another execution of the aggregate started between the check and here.
-              if (!(await deps.journal.getExecution(executionId)))
-                throw new TaskWaitError(`the executor refused the evacuation's moves: ${message(err)}`);
-            });
-        }
-        await save({ ...cp, phase: 'cold' });
-      }
-
-      // Cold phase: what is left and may stop.
-      if (cp.phase === 'cold') {
-        const servers = await nova.listServers({ host });
-        const inFlight = Object.keys(cp.coldInFlight);
-        const coldCandidates = servers.filter(
-          (s) =>
-            !inFlight.includes(s.id) &&
-            s.taskState === null &&
-            (s.status === 'SHUTOFF' || (LIVE_STATUSES.has(s.status) && s.metadata[mayStop] === 'true')) &&
-            !cp.cold.some((c) => c.server === s.id),
-        );
-        const chooser = await destinations(ctx, deps, host, servers);
-        const cloud = new OpenStackExecutorCloud(ctx.reader, act);
-        // Resume the ones asked before a restart first.
-        for (const id of inFlight) cp = await followCold(ctx, cp, id, save, pollMs, coldTimeoutMs);
-        for (const s of coldCandidates) {
-          ctx.signal.throwIfAborted();
-          const need = await cloud.getServerAllocation(s.id);
-          const pick = chooser.choose(s.id, need, ctx.args.target);
-          if ('why' in pick) {
-            cp = {
-              ...cp,
-              failed: [
-                ...cp.failed.filter((f) => f.server !== s.id),
-                { server: s.id, name: s.name, why: pick.why },
-              ],
-            };
-            continue;
-          }
-          const lease = await slot(ctx, deps, host, pick.host, aggregate);
-          try {
-            await save({
-              ...cp,
-              coldInFlight: {
-                ...cp.coldInFlight,
-                [s.id]: { to: pick.host, state: 'asked', at: ctx.clock.now() },
-              },
-            });
-            await progress(ctx, cp, `cold-migrating ${s.name || s.id} to ${pick.host}`);
+            const lease = await slot(ctx, deps, host, pick.host, aggregate);
             try {
-              await act.coldMigrate(s.id, pick.host);
-              await ctx.audit.record('cold-migrate', `server:${s.id}`, { from: host, to: pick.host });
-            } catch (err) {
-              if (!(err instanceof CloudError) || err.status === undefined || err.status >= 500) throw err;
-              const { [s.id]: _, ...rest } = cp.coldInFlight;
               await save({
                 ...cp,
-                coldInFlight: rest,
-                failed: [
-                  ...cp.failed,
-                  { server: s.id, name: s.name, why: `Nova refused the cold migration: ${err.message}` },
-                ],
+                coldInFlight: {
+                  ...cp.coldInFlight,
+                  [s.id]: { to: pick.host, state: 'asked', at: ctx.clock.now() },
+                },
               });
-              continue;
+              await progress(ctx, cp, `cold-migrating ${s.name || s.id} to ${pick.host}`);
+              try {
+                await act.coldMigrate(s.id, pick.host);
+                await ctx.audit.record('cold-migrate', `server:${s.id}`, { from: host, to: pick.host });
+              } catch (err) {
+                if (!(err instanceof CloudError) || err.status === undefined || err.status >= 500) throw err;
+                const { [s.id]: _, ...rest } = cp.coldInFlight;
+                await save({
+                  ...cp,
+                  coldInFlight: rest,
+                  failed: [
+                    ...cp.failed,
+                    { server: s.id, name: s.name, why: `Nova refused the cold migration: ${err.message}` },
+                  ],
+                });
+                continue;
+              }
+              cp = await followCold(ctx, cp, s.id, save, pollMs, coldTimeoutMs);
+            } finally {
+              deps.slots.release(lease);
             }
-            cp = await followCold(ctx, cp, s.id, save, pollMs, coldTimeoutMs);
-          } finally {
-            deps.slots.release(lease);
           }
+          await save({ ...cp, phase: 'done' });
         }
-        await save({ ...cp, phase: 'done' });
-      }
 
-      const remaining = await nova.listServers({ host });
-      const cannotMove = remaining.map((s) => ({
-        server: s.id,
-        name: s.name,
-        why: cp.failed.find((f) => f.server === s.id)?.why ?? whyStuck(s, mayStop),
-      }));
-      await progress(
-        ctx,
-        cp,
-        remaining.length === 0 ? 'host empty' : `${remaining.length} server(s) cannot move`,
-      );
-      return {
-        host,
-        disabledReason:
-          service.status === 'enabled' ? cp.disabledReason : (service.disabledReason ?? cp.disabledReason),
-        liveMigrated: cp.live.map((m) => ({ ...m })),
-        coldMigrated: cp.cold.map((m) => ({ ...m })),
-        cannotMove,
-      } satisfies EvacuateResult;
+        const remaining = await nova.listServers({ host });
+        const cannotMove = remaining.map((s) => ({
+          server: s.id,
+          name: s.name,
+          why: cp.failed.find((f) => f.server === s.id)?.why ?? whyStuck(s, mayStop),
+        }));
+        await progress(
+          ctx,
+          cp,
+          remaining.length === 0 ? 'host empty' : `${remaining.length} server(s) cannot move`,
+        );
+        return {
+          host,
+          disabledReason:
+            service.status === 'enabled' ? cp.disabledReason : (service.disabledReason ?? cp.disabledReason),
+          liveMigrated: cp.live.map((m) => ({ ...m })),
+          coldMigrated: cp.cold.map((m) => ({ ...m })),
+          cannotMove,
+        } satisfies EvacuateResult;
+      } catch (err) {
+        throw await withWhatItDid(err, ctx.args.host, cp, deps);
+      }
     },
   };
+}
+
+/**
+ * A run that ends in ERROR (failed, or cancelled by an operator or a campaign's abort) still says
+ * what it did: the moves of its finished rounds and the completed ones of the round it was in.
+ * A wait is left as it is: the task resumes from its checkpoint.
+ */
+async function withWhatItDid(
+  err: unknown,
+  host: string,
+  cp: EvacuateCheckpoint,
+  deps: EvacuateDeps,
+): Promise<unknown> {
+  if (err instanceof TaskWaitError || (err instanceof TaskFailedError && err.result !== null)) return err;
+  let done = cp;
+  const last = cp.executions.at(-1);
+  if (last !== undefined && cp.phase === 'live') {
+    const moves = await deps.journal.listMoves(last).catch(() => []);
+    done = absorbExecution(cp, moves, new Set());
+  }
+  const result: EvacuateResult = {
+    host,
+    disabledReason: cp.disabledReason,
+    liveMigrated: done.live.map((m) => ({ ...m })),
+    coldMigrated: done.cold.map((m) => ({ ...m })),
+    cannotMove: done.failed.map((f) => ({ ...f })),
+  };
+  return new TaskFailedError(message(err), result);
 }
 
 /** Where a server of `source` may go: hosts sharing an aggregate with it, else its zone's. */
