@@ -1,5 +1,6 @@
-// The evacuation's destination choice: the most free memory wins, a last-resort host only when
-// no other fits, server groups respected.
+// The evacuation's destination choice: the most room left on the server's tightest resource
+// wins (then the most free memory), a last-resort host only when no other fits, server groups
+// respected.
 import { describe, expect, it } from 'vitest';
 import type { HostRoomView } from '../../src/executor/ports.js';
 import { DestinationChooser } from '../../src/tasks/kinds/destinations.js';
@@ -46,6 +47,27 @@ describe('DestinationChooser', () => {
       new Map(),
     );
     expect(chooser.choose('s1', need, null)).toEqual({ host: 'big' });
+  });
+
+  it("weighs the server's tightest resource: a host short of VCPUs loses to one with less memory but room", () => {
+    const room2 = (vcpuTotal: number, vcpuUsed: number, memTotal: number, memUsed: number): HostRoomView => ({
+      inventories: {
+        VCPU: { total: vcpuTotal, reserved: 0, allocationRatio: 1 },
+        MEMORY_MB: { total: memTotal, reserved: 0, allocationRatio: 1 },
+      },
+      usages: { VCPU: vcpuUsed, MEMORY_MB: memUsed },
+    });
+    const chooser = new DestinationChooser(
+      [
+        // Most free memory (64 GiB), but 4 of 16 VCPUs left.
+        { host: 'memory-rich', room: room2(16, 12, 131072, 65536) },
+        // 32 GiB free, 32 VCPUs free.
+        { host: 'cpu-rich', room: room2(32, 0, 65536, 32768) },
+      ],
+      [],
+      new Map(),
+    );
+    expect(chooser.choose('s1', { VCPU: 2, MEMORY_MB: 4096 }, null)).toEqual({ host: 'cpu-rich' });
   });
 
   it('keeps anti-affinity members apart even when only last resorts are left', () => {

@@ -93,8 +93,8 @@ afterEach(async () => {
   r = undefined;
 });
 
-async function rig(configDoc: Record<string, unknown> = {}): Promise<Rig> {
-  const cloud = new SimCloud(world(), { clock: new SimClock({ speed: SPEED }), load: staticLoadModel() });
+async function rig(configDoc: Record<string, unknown> = {}, snap: Snapshot = world()): Promise<Rig> {
+  const cloud = new SimCloud(snap, { clock: new SimClock({ speed: SPEED }), load: staticLoadModel() });
   const sim = await startSimServer({ cloud, password: 'secret' });
   const dir = await mkdtemp(join(tmpdir(), 'aic-evac-'));
   return { sim, dir, ...(await serviceOn(sim, dir, configDoc)) };
@@ -360,6 +360,40 @@ describe('evacuate-compute against the simulator', () => {
           (x) => x.server.uuid === m.server && x.dest === m.to && x.status === 'completed',
         ),
       ).toBe(true);
+  });
+
+  it('places the largest server first, where its tightest resource has most room: a drain the memory-only choice failed', async () => {
+    // d1: most free memory, 18 of 32 VCPUs free; d2: 12 VCPUs and 40 GiB free. Six small servers
+    // (2 VCPUs) placed first on the most free memory would leave d1 6 VCPUs, and the large one
+    // (16 VCPUs) nowhere to go.
+    const dest = (name: string, vcpuFree: number, memFreeMB: number): Host => ({
+      ...host(name),
+      inventory: {
+        VCPU: { total: 32, reserved: 32 - vcpuFree, allocationRatio: 1 },
+        MEMORY_MB: { total: memFreeMB, reserved: 0, allocationRatio: 1 },
+        DISK_GB: { total: 4000, reserved: 0, allocationRatio: 1 },
+      },
+    });
+    const snap: Snapshot = {
+      format: 'aicerine-snapshot/1',
+      takenAt: new Date().toISOString(),
+      source: 'test',
+      hosts: [host('c5'), dest('d1', 18, 131072), dest('d2', 12, 40960)],
+      servers: [
+        ...[1, 2, 3, 4, 5, 6].map((n) => server(n)),
+        server(7, { flavor: { name: 'big', vcpus: 16, ramMB: 16384, diskGB: 20 } }),
+      ],
+      serverGroups: [],
+    };
+    r = await rig({}, snap);
+    const [t] = await r.service.tasks.service.create('evacuate-compute', { host: 'c5' }, 'alice');
+    await r.service.tasks.worker.start();
+    await until(async () => ['DONE', 'ERROR'].includes((await r!.store.tasks.get(t!.id))!.state), 60_000);
+    const done = await r.store.tasks.get(t!.id);
+    const result = done?.result as { liveMigrated: { server: string; to: string }[]; cannotMove: unknown[] };
+    expect(result.cannotMove).toEqual([]);
+    expect(result.liveMigrated.find((m) => m.server === id(7))?.to).toBe('d1');
+    expect(r.sim.cloud.requireServer(id(7)).host).toBe('d1');
   });
 
   it('with tasks.evacuate.emergency false, waits for the closed window of the aggregate, then moves', async () => {

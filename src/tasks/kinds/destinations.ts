@@ -1,10 +1,12 @@
 // Where an evacuated server can go: hosts sharing an aggregate with the source (the source's
 // availability zone when it is in none), enabled, up, not held by another task, with room in
 // Placement for what the server holds, and not breaking its server group (anti-affinity: no
-// other member there; affinity: it cannot leave alone). The host with the most free memory
-// after the claims made so far wins, as Nova's RAM weigher would pick, except that a "last
-// resort" host (one a rolling-maintenance campaign still has to drain) is taken only when no
-// other host fits: a server sent there would have to move again when its turn comes.
+// other member there; affinity: it cannot leave alone). The host left with the most room on the
+// server's tightest resource (VCPU or memory, as a share of the host's capacity, after the claims
+// made so far) wins, then the most free memory: the memory-only choice filled a host's VCPUs with
+// small servers and left a large one nowhere to go. A "last resort" host (one a rolling-
+// maintenance campaign still has to drain) is taken only when no other host fits: a server sent
+// there would have to move again when its turn comes.
 import type { NovaServerGroup } from '../../cloud/openstack/nova.js';
 import type { HostRoomView } from '../../executor/ports.js';
 import { roomProblem } from '../../executor/preflight.js';
@@ -39,7 +41,7 @@ export class DestinationChooser {
     if (group?.policy === 'affinity' && group.members.some((m) => m !== serverId))
       return { why: `member of affinity group ${group.name}: it cannot leave its group's host alone` };
     const reasons: string[] = [];
-    let best: { host: string; lastResort: boolean; free: number } | null = null;
+    let best: { host: string; lastResort: boolean; left: number; free: number } | null = null;
     for (const c of this.candidates) {
       if (only !== null && c.host !== only) continue;
       const problem = roomProblem(c.host, c.room, need, this.claims.get(c.host) ?? {});
@@ -55,19 +57,30 @@ export class DestinationChooser {
           continue;
         }
       }
-      const mem = c.room.inventories.MEMORY_MB;
-      const free = mem
-        ? (mem.total - mem.reserved) * mem.allocationRatio -
-          (c.room.usages.MEMORY_MB ?? 0) -
-          (this.claims.get(c.host)?.MEMORY_MB ?? 0)
-        : 0;
+      const claims = this.claims.get(c.host) ?? {};
+      const freeOf = (rc: string): number | null => {
+        const inv = c.room.inventories[rc];
+        if (!inv) return null;
+        return (
+          (inv.total - inv.reserved) * inv.allocationRatio - (c.room.usages[rc] ?? 0) - (claims[rc] ?? 0)
+        );
+      };
+      let left = Number.POSITIVE_INFINITY;
+      for (const rc of ['VCPU', 'MEMORY_MB']) {
+        const inv = c.room.inventories[rc];
+        const free = freeOf(rc);
+        if (!inv || free === null) continue;
+        const capacity = (inv.total - inv.reserved) * inv.allocationRatio;
+        if (capacity > 0) left = Math.min(left, (free - (need[rc] ?? 0)) / capacity);
+      }
+      const free = freeOf('MEMORY_MB') ?? 0;
       const lastResort = this.lastResort.has(c.host);
-      if (
+      const better =
         best === null ||
         (best.lastResort && !lastResort) ||
-        (best.lastResort === lastResort && free > best.free)
-      )
-        best = { host: c.host, lastResort, free };
+        (best.lastResort === lastResort &&
+          (left > best.left + 1e-9 || (Math.abs(left - best.left) <= 1e-9 && free > best.free)));
+      if (better) best = { host: c.host, lastResort, left, free };
     }
     if (best === null) {
       if (only !== null && !this.candidates.some((c) => c.host === only))

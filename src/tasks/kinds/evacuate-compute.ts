@@ -211,7 +211,7 @@ export function evacuateComputeHandler(deps: EvacuateDeps): TaskHandler<Evacuate
               cp = absorbExecution(cp, moves, await unusableDestinations(ctx, moves));
             }
             const servers = await nova.listServers({ host });
-            const liveCandidates = servers.filter(
+            const liveCandidates = largestFirst(servers).filter(
               (s) =>
                 LIVE_STATUSES.has(s.status) &&
                 s.taskState === null &&
@@ -278,7 +278,7 @@ export function evacuateComputeHandler(deps: EvacuateDeps): TaskHandler<Evacuate
         if (cp.phase === 'cold') {
           const servers = await nova.listServers({ host });
           const inFlight = Object.keys(cp.coldInFlight);
-          const coldCandidates = servers.filter(
+          const coldCandidates = largestFirst(servers).filter(
             (s) =>
               !inFlight.includes(s.id) &&
               s.taskState === null &&
@@ -524,6 +524,16 @@ function absorbExecution(
     });
   }
   return { ...cp, live, failed, ...(Object.keys(secondChance).length > 0 ? { secondChance } : {}) };
+}
+
+/**
+ * Largest first (memory, then VCPUs), as the drain check places them: small servers placed first
+ * can leave a large one nowhere to go.
+ */
+function largestFirst(servers: readonly NovaServer[]): NovaServer[] {
+  return [...servers].sort(
+    (a, b) => b.flavor.ramMB - a.flavor.ramMB || b.flavor.vcpus - a.flavor.vcpus || (a.id < b.id ? -1 : 1),
+  );
 }
 
 function isFailed(cp: EvacuateCheckpoint, serverId: string): boolean {
