@@ -167,7 +167,9 @@ describe('the maintenance API', () => {
     expect(out.out).toMatch(/\nc3 +ready +\d+ live, 0 cold/);
     expect(out.out).toContain('waiting for `aicerine maintenance done c1`');
     expect((await cli('pause')).out).toBe(`campaign ${id}: PAUSED\n`);
-    expect((await cli('done', 'c3')).out).toBe(`c3 is back (campaign ${id}): it is re-admitted\n`);
+    expect((await cli('done', 'c3')).out).toBe(
+      `c3 is back (campaign ${id}, paused): it is re-admitted when the campaign resumes (\`aicerine maintenance resume\`)\n`,
+    );
     expect((await cli('resume', id)).out).toBe(`campaign ${id}: RUNNING\n`);
     await until(async () => (await r!.store.maintenance.get(id))!.hosts[0]!.state === 'done', 30_000);
     expect((await cli('abort', '--aggregate', 'rack')).out).toMatch(/aborting/);

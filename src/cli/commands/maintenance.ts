@@ -216,11 +216,12 @@ export function register(program: Command): void {
   ).action(async (host: string, flags: ApiFlags) => {
     const api = await apiClient(flags);
     const c = (await api.post(`/v1/maintenance/hosts/${encodeURIComponent(host)}/done`, {})) as CampaignView;
-    printJsonOr(
-      flags.json,
-      c,
-      () =>
-        `${host} is back (campaign ${c.id}): ${c.settings.validate ? 'it is validated, then re-admitted' : 'it is re-admitted'}\n`,
-    );
+    printJsonOr(flags.json, c, () => {
+      const next = c.settings.validate ? 'it is validated, then re-admitted' : 'it is re-admitted';
+      // A paused campaign re-admits nothing until it resumes: say so rather than promise it.
+      return c.state === 'PAUSED'
+        ? `${host} is back (campaign ${c.id}, paused): ${next} when the campaign resumes (\`aicerine maintenance resume\`)\n`
+        : `${host} is back (campaign ${c.id}): ${next}\n`;
+    });
   });
 }
