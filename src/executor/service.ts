@@ -37,7 +37,7 @@ export function toPlannedMove(m: Move): PlannedMove {
 
 export class ExecutorService implements ExecutorPort {
   /** By execution id. */
-  private readonly active = new Map<string, { aggregate: string; done: Promise<void> }>();
+  private readonly active = new Map<string, { aggregate: string; startedBy: string; done: Promise<void> }>();
   /** Operators' aborts of running executions, by execution id: why. */
   private readonly aborts = new Map<string, string>();
   private readonly log: Logger;
@@ -50,8 +50,13 @@ export class ExecutorService implements ExecutorPort {
   }
 
   isRunning(aggregate: string): boolean {
-    for (const a of this.active.values()) if (a.aggregate === aggregate) return true;
-    return false;
+    return this.runningBy(aggregate) !== null;
+  }
+
+  /** Who started the execution running in the aggregate (`loop:active`, `task:12`...), or null. */
+  runningBy(aggregate: string): string | null {
+    for (const a of this.active.values()) if (a.aggregate === aggregate) return a.startedBy;
+    return null;
   }
 
   inFlight(): { servers: ReadonlySet<string>; hosts: ReadonlySet<string> } {
@@ -73,6 +78,7 @@ export class ExecutorService implements ExecutorPort {
     this.track(
       executionId,
       request.aggregate,
+      request.startedBy,
       this.executor.start(
         {
           executionId,
@@ -117,7 +123,7 @@ export class ExecutorService implements ExecutorPort {
       },
       window,
     );
-    this.track(request.executionId, request.aggregate, run);
+    this.track(request.executionId, request.aggregate, request.startedBy, run);
     return run;
   }
 
@@ -139,7 +145,12 @@ export class ExecutorService implements ExecutorPort {
     const unfinished = await this.executor.unfinished();
     for (const e of unfinished) {
       const deadline = this.opts.deadlineOnResume?.(e) ?? null;
-      this.track(e.id, e.aggregate, this.executor.resume(e.id, this.window(e.id, e.aggregate, deadline)));
+      this.track(
+        e.id,
+        e.aggregate,
+        e.startedBy,
+        this.executor.resume(e.id, this.window(e.id, e.aggregate, deadline)),
+      );
     }
     return unfinished.map((e) => e.id);
   }
@@ -172,7 +183,12 @@ export class ExecutorService implements ExecutorPort {
     );
     for (const e of unfinished) {
       const deadline = this.opts.deadlineOnResume?.(e) ?? null;
-      this.track(e.id, e.aggregate, this.executor.resume(e.id, this.window(e.id, e.aggregate, deadline)));
+      this.track(
+        e.id,
+        e.aggregate,
+        e.startedBy,
+        this.executor.resume(e.id, this.window(e.id, e.aggregate, deadline)),
+      );
     }
     return unfinished.map((e) => e.id);
   }
@@ -201,7 +217,12 @@ export class ExecutorService implements ExecutorPort {
     };
   }
 
-  private track(executionId: string, aggregate: string, run: Promise<ExecutionSummary>): void {
+  private track(
+    executionId: string,
+    aggregate: string,
+    startedBy: string,
+    run: Promise<ExecutionSummary>,
+  ): void {
     const done = run.then(
       (summary) => {
         this.log.info(`executor: execution ${summary.executionId} of ${aggregate} ${summary.state}`, {
@@ -218,6 +239,7 @@ export class ExecutorService implements ExecutorPort {
     );
     this.active.set(executionId, {
       aggregate,
+      startedBy,
       done: done.finally(() => {
         this.active.delete(executionId);
         this.aborts.delete(executionId);

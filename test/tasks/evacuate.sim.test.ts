@@ -396,6 +396,31 @@ describe('evacuate-compute against the simulator', () => {
     expect(r.sim.cloud.requireServer(id(7)).host).toBe('d1');
   });
 
+  it("waits for another evacuation's live migrations in the aggregate, and says whose", async () => {
+    r = await rig();
+    const cloud = r.sim.cloud;
+    // Slow schedules keep the first evacuation's execution running while the second looks.
+    cloud.timing.scheduleSeconds = 60;
+    const tasks = r.service.tasks.service;
+    const [first] = await tasks.create('evacuate-compute', { host: 'c5' }, 'alice');
+    await r.service.tasks.worker.start();
+    await until(() => cloud.migrations.some((m) => m.type === 'live-migration'), 30_000);
+    const [second] = await tasks.create('evacuate-compute', { host: 'c1' }, 'bob');
+    let waited: string | null = null;
+    await until(async () => {
+      const t = await r!.store.tasks.get(second!.id);
+      if (t?.waitingReason?.includes('live migrations of task')) waited = t.waitingReason;
+      return waited !== null;
+    }, 30_000);
+    expect(waited).toBe(
+      `the live migrations of task ${first!.id} run in aggregate agg: one execution runs per aggregate at a time, and the evacuation waits for it`,
+    );
+    cloud.timing.scheduleSeconds = 1;
+    for (const t of [first!, second!])
+      await until(async () => ['DONE', 'ERROR'].includes((await r!.store.tasks.get(t.id))!.state), 60_000);
+    expect((await r.store.tasks.get(second!.id))?.state).toBe('DONE');
+  });
+
   it('with tasks.evacuate.emergency false, waits for the closed window of the aggregate, then moves', async () => {
     // A one-hour window six hours from now (on the simulator's clock).
     const hour = (new Date(Date.now()).getUTCHours() + 6) % 24;

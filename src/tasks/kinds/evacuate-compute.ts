@@ -85,7 +85,8 @@ export interface EvacuateCheckpoint {
 
 /** The executor as an evacuation drives it (ExecutorService implements it). */
 export interface EvacuationExecutor {
-  isRunning(aggregate: string): boolean;
+  /** Who started the execution running in the aggregate, or null: one runs per aggregate at a time. */
+  runningBy(aggregate: string): string | null;
   isActive(executionId: string): boolean;
   ended(executionId: string): Promise<void>;
   runForTask(request: {
@@ -244,10 +245,8 @@ export function evacuateComputeHandler(deps: EvacuateDeps): TaskHandler<Evacuate
             }
             cp = { ...cp, failed: [...cp.failed, ...left] };
             if (moves.length === 0) break;
-            if (deps.executor.isRunning(aggregate))
-              throw new TaskWaitError(
-                `the balancer is executing in aggregate ${aggregate}: the evacuation waits for it`,
-              );
+            const busy = deps.executor.runningBy(aggregate);
+            if (busy !== null) throw new TaskWaitError(executionWaitReason(aggregate, busy));
             const deadline = liveDeadline(ctx, aggregate);
             const executionId = `task-${ctx.task.id}-live-${round + 1}`;
             await save({ ...cp, executions: [...cp.executions, executionId] });
@@ -534,6 +533,16 @@ function largestFirst(servers: readonly NovaServer[]): NovaServer[] {
   return [...servers].sort(
     (a, b) => b.flavor.ramMB - a.flavor.ramMB || b.flavor.vcpus - a.flavor.vcpus || (a.id < b.id ? -1 : 1),
   );
+}
+
+/** Why the evacuation waits for the execution running in its aggregate, naming who runs it. */
+function executionWaitReason(aggregate: string, startedBy: string): string {
+  const task = /^task:(\d+)$/.exec(startedBy)?.[1];
+  const who =
+    task !== undefined
+      ? `the live migrations of task ${task} run in aggregate ${aggregate}`
+      : `the balancer is executing in aggregate ${aggregate}`;
+  return `${who}: one execution runs per aggregate at a time, and the evacuation waits for it`;
 }
 
 function isFailed(cp: EvacuateCheckpoint, serverId: string): boolean {
