@@ -82,6 +82,13 @@ const FRAMEWORK: Record<string, { status: number; code: string; field: string; m
     field: 'body',
     message: 'body: not valid JSON',
   },
+  // Fastify 5's name for it (FST_ERR_CTP_INVALID_JSON above is older versions').
+  FST_ERR_CTP_INVALID_JSON_BODY: {
+    status: 400,
+    code: 'invalid-json',
+    field: 'body',
+    message: 'body: not valid JSON',
+  },
   FST_ERR_CTP_EMPTY_JSON_BODY: {
     status: 400,
     code: 'invalid-json',

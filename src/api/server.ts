@@ -94,6 +94,9 @@ export async function buildApi(opts: ApiOptions): Promise<ZodApp> {
       sendError(reply, toApiError(err, req));
     },
   }).withTypeProvider<ZodTypeProvider>();
+  // Bodies are JSON only: Fastify's own text/plain parser would hand a string to the schema and
+  // answer 400 where the media type is what is wrong (415).
+  app.removeContentTypeParser('text/plain');
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   app.decorateRequest('caller', null);

@@ -375,6 +375,34 @@ describe('hostile requests', () => {
       expect(statuses.get(code) ?? 0, String(code)).toBeGreaterThan(0);
   });
 
+  it('answers a body that is not JSON with 415, and unparseable JSON with 400 on the body', async () => {
+    for (const ct of ['text/plain', 'text/plain; charset=utf-8', 'application/xml']) {
+      const res = await h.app.inject({
+        method: 'POST',
+        url: '/v1/pause',
+        headers: { 'x-auth-token': admin, 'content-type': ct },
+        payload: '{"reason":"x"}',
+      });
+      expect(res.statusCode, ct).toBe(415);
+      expect(res.json().error, ct).toMatchObject({
+        code: 'unsupported-media-type',
+        field: 'headers.content-type',
+      });
+    }
+    const bad = await h.app.inject({
+      method: 'POST',
+      url: '/v1/pause',
+      headers: { 'x-auth-token': admin, 'content-type': 'application/json' },
+      payload: '{"reason":',
+    });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().error).toMatchObject({
+      code: 'invalid-json',
+      field: 'body',
+      message: 'body: not valid JSON',
+    });
+  });
+
   it('answers malformed HTTP and oversized headers on a real socket without a 5xx', async () => {
     const url = new URL(await h.app.listen({ host: '127.0.0.1', port: 0 }));
     const raw = (text: string) =>
