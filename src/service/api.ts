@@ -60,7 +60,14 @@ export async function startServiceApi(o: ServiceApiOptions): Promise<ServiceApi>
     ...(o.noAuth ? {} : { login: new KeystoneTokenIssuer(o.reader.config.auth.authUrl) }),
     snapshots: {
       latest: () => o.service.latestSnapshot(),
-      record: async () => (await recordSnapshot(o.reader, { source: 'aicerine serve (operator)' })).snapshot,
+      // The service's clock, as for the cycles' recordings (the demo's runs ahead of the wall).
+      record: async () =>
+        (
+          await recordSnapshot(o.reader, {
+            source: 'aicerine serve (operator)',
+            ...(o.now ? { now: o.now } : {}),
+          })
+        ).snapshot,
     },
     logger: o.logger ?? createApiLogger(),
     metrics,
