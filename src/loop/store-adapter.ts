@@ -54,7 +54,7 @@ export class StoreLoopAdapter implements LoopStore {
     await this.store.plans.supersedeOthers(e.aggregate, stored.id, e.at);
     if (e.status === 'executing') await this.store.plans.setStatus(stored.id, ['approved'], 'executed', e.at);
     if (e.status === 'observed')
-      await this.store.plans.setStatus(stored.id, ['proposed'], 'superseded', e.at);
+      await this.store.plans.setStatus(stored.id, ['proposed'], 'observed', e.at);
     await this.store.audit.record({
       actor: `loop:${mode}`,
       action: 'plan.store',
@@ -66,7 +66,7 @@ export class StoreLoopAdapter implements LoopStore {
   }
 
   async setPlanStatus(planId: string, status: StoredPlanStatus, at: string): Promise<void> {
-    const to = status === 'executing' ? 'executed' : status === 'observed' ? 'superseded' : status;
+    const to = status === 'executing' ? 'executed' : status;
     if (to === 'proposed') return;
     await this.store.plans.setStatus(planId, OPEN_PLAN_STATUSES, to, at);
   }

@@ -23,6 +23,8 @@ export const PLAN_STATUSES = [
   'expired',
   'superseded',
   'executed',
+  /** An observe-mode plan: stored for the record, never to be decided on or executed. */
+  'observed',
 ] as const;
 export type PlanStatus = (typeof PLAN_STATUSES)[number];
 

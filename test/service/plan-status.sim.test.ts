@@ -1,6 +1,6 @@
-// An assisted plan approved in part, through the running service's API on the simulator (the
-// dashboard tests' rig): the approved move runs, the plan stays open with the rest undecided and
-// is not replaced; approving the rest runs it and closes the plan.
+// Plan statuses through the running service's API on the simulator (the dashboard tests' rig):
+// an assisted plan approved in part runs that part, stays open with the rest undecided and is not
+// replaced, and approving the rest runs it and closes it.
 
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Rig, startRig } from '../web/rig.js';
@@ -59,7 +59,7 @@ const stepsRun = async (executionIds: string[]) => {
   return steps.sort((a, b) => a - b);
 };
 
-describe('assisted plans approved in part', () => {
+describe('plan statuses', () => {
   it('runs the approved moves and keeps the plan open for the rest, then closes it', async () => {
     r = await startRig({ auth: false });
     const plan = await until('a proposed plan for gold', async () =>
