@@ -28,7 +28,12 @@ export function register(program: Command): void {
         [
           `aicerine ${version.version} at ${api.baseUrl}: ${health.status} (store ${health.store})`,
           `service: ${pauseText(pauses.global)}`,
-          ...pauses.aggregates.map((a) => `  ${a.name}: ${pauseText(a)}`),
+          // Under a service-wide pause an aggregate that is not paused itself does not run either.
+          ...pauses.aggregates.map((a) => {
+            const own = pauseText(a);
+            const globallyPaused = pauses.global.runtime !== null || pauses.global.configured;
+            return `  ${a.name}: ${own === 'running' && globallyPaused ? 'paused with the service' : own}`;
+          }),
           '',
         ].join('\n'),
       );

@@ -149,6 +149,14 @@ describe('operator commands against the API', () => {
     expect(out).toMatch(/^aicerine \d+\.\d+\.\d+ at http:\/\/127\.0\.0\.1:\d+: ok \(store ok\)\n/);
     expect(out).toContain('service: running');
     expect(out).toMatch(/ {2}silver: paused by operator:admin at \S+ \(rack move\)/);
+    expect(out).toMatch(/ {2}gold: running/);
+    // Under a service-wide pause, an aggregate not paused itself is paused with the service.
+    await run('pause', '--reason', 'upgrade');
+    const paused = (await run('status')).out;
+    expect(paused).toMatch(/service: paused by operator:admin at \S+ \(upgrade\)/);
+    expect(paused).toMatch(/ {2}gold: paused with the service/);
+    expect(paused).toMatch(/ {2}silver: paused by operator:admin/);
+    await run('resume');
     await run('resume', '--aggregate', 'silver');
   });
 });
