@@ -177,6 +177,8 @@ describe('the maintenance API', () => {
     const listed = await cli('list');
     expect(listed.out).toMatch(new RegExp(`\\n${id} +rack +ABORTED +1 done, 1 aborted`));
     const json = JSON.parse((await cli('status', id, '--json')).out);
+    // With none unfinished, `status` without an id shows the newest campaign and how it ended.
+    expect((await cli('status')).out).toContain(`campaign ${id}: aggregate rack, ABORTED`);
     expect(json.hosts.map((h: { state: string }) => h.state)).toEqual(['done', 'aborted']);
   });
 });

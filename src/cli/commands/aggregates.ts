@@ -40,7 +40,7 @@ export function register(program: Command): void {
               : `blocked: ${a.dataHealth.reasons[0] ?? ''}`,
           a.latestPlan === null
             ? null
-            : `${a.latestPlan.id} ${a.latestPlan.status} (${a.latestPlan.moveCount} moves)`,
+            : `${a.latestPlan.id} ${a.latestPlan.status} (${a.latestPlan.moveCount} move${a.latestPlan.moveCount === 1 ? '' : 's'})`,
           a.imbalance === null ? null : a.imbalance.overall.toFixed(4),
         ],
         flags.json,

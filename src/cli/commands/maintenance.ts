@@ -89,8 +89,16 @@ export function describeCampaign(c: CampaignView): string {
   return `${head.join('\n')}\n\n${table}`;
 }
 
-/** The campaign an id-less command means: the one unfinished campaign (of --aggregate). */
-async function pick(api: ApiClient, id: string | undefined, flags: Flags): Promise<CampaignView> {
+/**
+ * The campaign an id-less command means: the one unfinished campaign (of --aggregate); for
+ * `status` (lastEnded), the newest one when none is unfinished, so its outcome can be read.
+ */
+async function pick(
+  api: ApiClient,
+  id: string | undefined,
+  flags: Flags,
+  lastEnded = false,
+): Promise<CampaignView> {
   if (id !== undefined) return (await api.get(`/v1/maintenance/${encodeURIComponent(id)}`)) as CampaignView;
   const page = (await api.get('/v1/maintenance', {
     aggregate: flags.aggregate,
@@ -98,6 +106,8 @@ async function pick(api: ApiClient, id: string | undefined, flags: Flags): Promi
   })) as Paged<CampaignView>;
   const open = page.items.filter((c) => c.state === 'RUNNING' || c.state === 'PAUSED');
   if (open.length === 1) return open[0]!;
+  if (open.length === 0 && lastEnded && page.items.length > 0)
+    return [...page.items].sort((a, b) => Number(b.id) - Number(a.id))[0]!;
   if (open.length === 0)
     throw new ApiCallError(
       `no unfinished maintenance campaign${flags.aggregate ? ` of ${flags.aggregate}` : ''}; name one by its id (aicerine maintenance list)`,
@@ -174,12 +184,12 @@ export function register(program: Command): void {
     m
       .command('status')
       .description("a campaign's hosts: state, servers moved, timings, what each waits for")
-      .argument('[id]', 'the campaign (default: the one unfinished)'),
+      .argument('[id]', 'the campaign (default: the one unfinished, else the newest)'),
   )
-    .option('--aggregate <name>', 'the unfinished campaign of this aggregate')
+    .option('--aggregate <name>', 'the unfinished (else the newest) campaign of this aggregate')
     .action(async (id: string | undefined, flags: Flags) => {
       const api = await apiClient(flags);
-      const c = await pick(api, id, flags);
+      const c = await pick(api, id, flags, true);
       printJsonOr(flags.json, c, () => describeCampaign(c));
     });
 

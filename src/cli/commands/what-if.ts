@@ -62,7 +62,7 @@ export function register(program: Command): void {
   withApiOptions(program.command('what-if').description(describeCommand('what-if')).argument('<aggregate>'))
     .option('--drain <hosts>', 'hosts to empty, comma-separated')
     .option('--add-like <host>', 'add empty hosts copied from this one (with --add-count)')
-    .option('--add-count <n>', 'how many hosts --add-like adds', '1')
+    .option('--add-count <n>', 'how many hosts --add-like adds (default 1)')
     .option('--policy <file>', "policy keys (YAML or JSON, docs/policy.md) over the aggregate's policy")
     .option('--moves <n>', 'most moves to show', '20')
     .action(async (aggregate: string, flags: Flags) => {
@@ -76,6 +76,8 @@ export function register(program: Command): void {
           );
         body.drainHosts = hosts;
       }
+      if (flags.addCount !== undefined && flags.addLike === undefined)
+        throw new ApiCallError('--add-count: needs --add-like HOST, the host the added ones are copied from');
       if (flags.addLike !== undefined)
         body.addHosts = {
           like: flags.addLike,

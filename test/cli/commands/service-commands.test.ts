@@ -97,6 +97,10 @@ describe('top-level operator commands', () => {
     await import('node:fs/promises').then((fs) => fs.writeFile(policy, 'mode: zigzag\n'));
     await expect(run('what-if', 'gold', '--policy', policy)).rejects.toThrow(/400 body\.policy\.mode/);
     await expect(run('what-if', 'gold', '--drain', 'g1,,g2')).rejects.toThrow(/--drain: expected host names/);
+    // A count without the host to copy was silently ignored; it is refused, naming what is missing.
+    await expect(run('what-if', 'gold', '--add-count', '2')).rejects.toThrow(
+      /--add-count: needs --add-like HOST/,
+    );
     expect((await h.store.plans.list()).items).toHaveLength(1);
   });
 
