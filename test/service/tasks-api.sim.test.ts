@@ -99,7 +99,9 @@ describe('operator tasks through the service API', () => {
     // The CLI on the same API.
     const listed = await cli('tasks', 'list');
     expect(listed.out).toMatch(new RegExp(`^${task!.id}\\s+evacuate-compute\\s+DONE\\s+s2\\s`, 'm'));
-    expect((await cli('tasks', 'show', task!.id)).out).toContain('"liveMigrated"');
+    const shown = (await cli('tasks', 'show', task!.id)).out;
+    expect(shown).toContain('"liveMigrated"');
+    expect(shown).toMatch(/ {2}progress: {2}\d+(\/\d+)? done\n/);
     const asked = await cli('tasks', 'evacuate', 'g3');
     const id = /^task (\d+): evacuate-compute SCHEDULED on g3$/m.exec(asked.out)?.[1];
     expect(id).toBeDefined();

@@ -83,8 +83,8 @@ describe.skipIf(NO_BROWSER !== null)('the Tasks page in headless Chromium', () =
     await form().getByRole('button', { name: 'Request' }).click();
     await expect.poll(() => refusal().textContent()).toContain('Refused (404 not-found)');
     expect(await refusal().textContent()).toContain('host: no nova-compute service on host nohost');
-    // 409: s2 is disabled now (the evacuation left it so): no target.
-    await form().getByLabel('Host', { exact: true }).fill('g3');
+    // 409: s2 is disabled now (the evacuation left it so): no target for s1, of its aggregate.
+    await form().getByLabel('Host', { exact: true }).fill('s1');
     await form().getByLabel('Target (optional)').fill('s2');
     await form().getByRole('button', { name: 'Request' }).click();
     await expect.poll(() => refusal().textContent()).toContain('Refused (409 conflict)');

@@ -35,8 +35,12 @@ interface Worker {
 
 type ListFlags = ApiFlags & { state?: string; kind?: string; host?: string; limit?: string; cursor?: string };
 
-const progressOf = (t: Task) =>
-  `${t.progress.done}${t.progress.total !== null ? `/${t.progress.total}` : ''} ${t.progress.detail}`;
+// "8 done: live-migrating 5 server(s)", "3/10 done: ..."; a count alone ran into the words. A
+// task that ended says "done" as its detail: no need to say it twice.
+const progressOf = (t: Task) => {
+  const detail = t.progress.detail && t.progress.detail !== 'done' ? `: ${t.progress.detail}` : '';
+  return `${t.progress.done}${t.progress.total !== null ? `/${t.progress.total}` : ''} done${detail}`;
+};
 
 function describeTask(t: Task): string {
   const lines = [
