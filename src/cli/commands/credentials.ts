@@ -33,6 +33,36 @@ interface CredentialFlags {
   outputDir?: string;
 }
 
+/** Keystone names as the generated script uses them unquoted: no blanks, no shell syntax. */
+const NAME = /^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$/;
+/** A URL path prefix: empty, or /segment/segment. */
+const PREFIX = /^(\/[A-Za-z0-9._~%-]+)*$/;
+
+/** Every bad name or prefix, named by its flag, before anything is written. */
+function checkFlags(flags: CredentialFlags): void {
+  const issues: { path: string; message: string; value: unknown }[] = [];
+  for (const [flag, value] of [
+    ['--project', flags.project],
+    ['--user', flags.user],
+    ['--reader-role', flags.readerRole],
+    ['--actuator-role', flags.actuatorRole],
+  ] as const)
+    if (!NAME.test(value))
+      issues.push({
+        path: flag,
+        message: 'expected a Keystone name (letters, digits, _ . @ -; 64 at most)',
+        value,
+      });
+  for (const [flag, value] of [
+    ['--compute-prefix', flags.computePrefix],
+    ['--placement-prefix', flags.placementPrefix],
+    ['--network-prefix', flags.networkPrefix],
+  ] as const)
+    if (value !== undefined && !PREFIX.test(value))
+      issues.push({ path: flag, message: 'expected a URL path prefix such as /compute (or empty)', value });
+  if (issues.length > 0) throw new InputError(issues);
+}
+
 async function prefixes(flags: CredentialFlags): Promise<ServicePrefixes> {
   const p: ServicePrefixes = { ...DEFAULT_PREFIXES };
   if (flags.fromCloud || flags.cloud) {
@@ -69,6 +99,7 @@ export function register(program: Command): void {
     .option('--cloud <name>', 'cloud in clouds.yaml for --from-cloud')
     .option('--output-dir <dir>', 'write the files there instead of printing them')
     .action(async (flags: CredentialFlags) => {
+      checkFlags(flags);
       const p = await prefixes(flags);
       const reader = accessRules('reader', p, flags.network);
       const actuator = accessRules('actuator', p, flags.network);
@@ -103,9 +134,14 @@ export function register(program: Command): void {
           const above = made !== undefined && resolve(made) !== resolve(dir) ? ` (and ${made} above it)` : '';
           process.stdout.write(`created folder ${dir}${above}\n`);
         }
-        for (const [name, text] of files)
+        const replaced: string[] = [];
+        for (const [name, text] of files) {
+          if (await stat(join(dir, name)).catch(() => undefined)) replaced.push(join(dir, name));
           await writingTo(join(dir, name), () => writeFile(join(dir, name), text));
+        }
         process.stdout.write(`wrote ${files.map(([n]) => join(dir, n)).join(', ')}\n`);
+        // Files an operator may have edited since: say they were written over.
+        if (replaced.length > 0) process.stdout.write(`replaced what was there: ${replaced.join(', ')}\n`);
         return;
       }
       for (const [name, text] of files) process.stdout.write(`==> ${name} <==\n${text}\n`);

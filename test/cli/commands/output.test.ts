@@ -57,5 +57,15 @@ describe('output paths', () => {
     expect(readdirSync(target)).toContain('tasks-access-rules.json');
     const again = await run('credentials', '--output-dir', target);
     expect(again.out).not.toContain('created folder');
+    expect(again.out).toContain(`replaced what was there: ${join(target, 'reader-access-rules.json')}`);
+  });
+
+  it('credentials refuses names and prefixes the script and rules cannot use, writing nothing', async () => {
+    const target = join(dir, 'creds-bad');
+    await expect(run('credentials', '--user', '', '--output-dir', target)).rejects.toThrow(/--user/);
+    await expect(
+      run('credentials', '--user', 'ops team', '--compute-prefix', 'not a path', '--output-dir', target),
+    ).rejects.toThrow(/--user[\s\S]*--compute-prefix/);
+    expect(existsSync(target)).toBe(false);
   });
 });
