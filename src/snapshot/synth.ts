@@ -160,34 +160,55 @@ export function synthesizeSnapshot(opts: SynthOptions): Snapshot {
  */
 export const SYNTH_LIMITS = { hosts: 20_000, servers: 250_000 } as const;
 
+/** A synth option out of its range; `option` is the option's name (hosts, disabled...). */
+export class SynthOptionError extends RangeError {
+  constructor(
+    readonly option: string,
+    message: string,
+  ) {
+    super(`synthetic snapshot: ${message}`);
+    this.name = 'SynthOptionError';
+  }
+}
+
 function validate(o: SynthOptions): void {
-  const need = (ok: boolean, msg: string): void => {
-    if (!ok) throw new RangeError(`synthetic snapshot: ${msg}`);
+  const need = (option: string, ok: boolean, msg: string): void => {
+    if (!ok) throw new SynthOptionError(option, msg);
   };
   const K = o.aggregates ?? 0;
   const D = o.disabled ?? 0;
   need(
+    'hosts',
     Number.isInteger(o.hosts) && o.hosts >= 1 && o.hosts <= SYNTH_LIMITS.hosts,
     `hosts must be an integer 1..${SYNTH_LIMITS.hosts}, got ${o.hosts}`,
   );
   need(
+    'servers',
     Number.isInteger(o.servers) && o.servers >= 0 && o.servers <= SYNTH_LIMITS.servers,
     `servers must be an integer 0..${SYNTH_LIMITS.servers}, got ${o.servers}`,
   );
-  need(Number.isInteger(o.groups) && o.groups >= 0, `groups must be a non-negative integer, got ${o.groups}`);
   need(
+    'groups',
+    Number.isInteger(o.groups) && o.groups >= 0,
+    `groups must be a non-negative integer, got ${o.groups}`,
+  );
+  need(
+    'seed',
     Number.isInteger(o.seed) && o.seed >= 0 && o.seed <= 0xffffffff,
     `seed must be an integer 0..4294967295, got ${o.seed}`,
   );
   need(
+    'aggregates',
     Number.isInteger(K) && K >= 0 && K <= o.hosts,
     `aggregates must be an integer 0..hosts (${o.hosts}), got ${K}`,
   );
   need(
+    'disabled',
     Number.isInteger(D) && D >= 0 && D < o.hosts,
     `disabled must be an integer 0..hosts-1 (${o.hosts - 1}), got ${D}`,
   );
   need(
+    'groups',
     o.groups * 2 <= o.servers,
     `${o.groups} groups of at least 2 servers need at least ${o.groups * 2} servers`,
   );

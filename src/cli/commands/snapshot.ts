@@ -7,7 +7,7 @@ import { writeSnapshot } from '../../formats/snapshot-file.js';
 import type { Snapshot } from '../../model/snapshot.js';
 import { BITBRAINS_MAX_HOSTS, importBitbrains } from '../../snapshot/import-bitbrains.js';
 import { importVmr2lWithWarnings } from '../../snapshot/import-vmr2l.js';
-import { SYNTH_LIMITS, synthesizeSnapshot } from '../../snapshot/synth.js';
+import { SYNTH_LIMITS, SynthOptionError, synthesizeSnapshot } from '../../snapshot/synth.js';
 import { loadBitbrains } from '../../traces/bitbrains.js';
 import { describeCommand } from '../command-list.js';
 import { parseIntegerOption, parseSeedOption } from '../numbers.js';
@@ -40,6 +40,9 @@ function made(make: () => Snapshot): Snapshot {
   try {
     return make();
   } catch (err) {
+    // Named by its flag: "--disabled: … got 10" says which of the numbers given is wrong.
+    if (err instanceof SynthOptionError)
+      throw new InputError([{ path: `--${err.option}`, message: err.message }]);
     if (err instanceof RangeError) throw new InputError([{ path: '', message: err.message }]);
     throw err;
   }

@@ -71,8 +71,14 @@ describe('aicerine snapshot synth', () => {
     [['--servers', '1e9'], '--servers: expected an integer from 0 to 250000, got "1e9"'],
     [['--seed', '2.5'], '--seed: expected an integer from 0 to 4294967295, got "2.5"'],
     [['--seed', '4294967296'], '--seed: expected an integer from 0 to 4294967295, got "4294967296"'],
-    [['--disabled', '12'], 'disabled must be an integer 0..hosts-1 (11), got 12'],
-    [['--groups', '101'], '101 groups of at least 2 servers need at least 202 servers'],
+    [
+      ['--disabled', '12'],
+      '--disabled: synthetic snapshot: disabled must be an integer 0..hosts-1 (11), got 12',
+    ],
+    [
+      ['--groups', '101'],
+      '--groups: synthetic snapshot: 101 groups of at least 2 servers need at least 202 servers',
+    ],
   ])('refuses %j', async (bad, message) => {
     const flags: Record<string, string> = {
       '--hosts': '12',
