@@ -53,8 +53,7 @@ export class StoreLoopAdapter implements LoopStore {
     });
     await this.store.plans.supersedeOthers(e.aggregate, stored.id, e.at);
     if (e.status === 'executing') await this.store.plans.setStatus(stored.id, ['approved'], 'executed', e.at);
-    if (e.status === 'observed')
-      await this.store.plans.setStatus(stored.id, ['proposed'], 'observed', e.at);
+    if (e.status === 'observed') await this.store.plans.setStatus(stored.id, ['proposed'], 'observed', e.at);
     await this.store.audit.record({
       actor: `loop:${mode}`,
       action: 'plan.store',
