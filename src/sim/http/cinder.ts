@@ -7,26 +7,13 @@ import type { CinderCaller, SimVolume, SimVolumeSnapshot } from '../cinder-state
 import { novaTime } from '../clock.js';
 import { type SimCloud, SimError } from '../model.js';
 import { atLeast, fmt, requestedVersion, type Version, type VersionRange } from './microversion.js';
-import { type Ctx, isRecord, type Route, route, sendEmpty, sendJson } from './respond.js';
+import { type Ctx, isRecord, type Route, route, sendEmpty, sendJson, wsgiFault } from './respond.js';
 
 export const CINDER_PREFIX = '/volume';
 export const CINDER_VERSIONS: VersionRange = { min: [3, 0], max: [3, 71] };
 
-const FAULT_NAMES: Record<number, string> = {
-  400: 'badRequest',
-  401: 'unauthorized',
-  403: 'forbidden',
-  404: 'itemNotFound',
-  405: 'badMethod',
-  409: 'conflictingRequest',
-  413: 'overLimit',
-  415: 'badMediaType',
-  501: 'notImplemented',
-  503: 'serviceUnavailable',
-};
-
 export function cinderFault(ctx: Ctx, code: number, message: string): void {
-  sendJson(ctx, code, { [FAULT_NAMES[code] ?? 'computeFault']: { code, message } });
+  sendJson(ctx, code, wsgiFault(code, message));
 }
 
 /** Filters a non-admin may use (cinder's default resource_filters.json). */

@@ -36,33 +36,14 @@ import {
   type ViewCtx,
 } from './nova-views.js';
 import { novaWriteRoutes } from './nova-writes.js';
-import { type Ctx, isRecord, type Route, route, sendEmpty, sendJson, str } from './respond.js';
+import { type Ctx, isRecord, type Route, route, sendEmpty, sendJson, str, wsgiFault } from './respond.js';
 
 export const NOVA_PREFIX = '/compute';
 
-const FAULT_NAMES: Record<number, string> = {
-  400: 'badRequest',
-  401: 'unauthorized',
-  403: 'forbidden',
-  404: 'itemNotFound',
-  405: 'badMethod',
-  409: 'conflictingRequest',
-  413: 'overLimit',
-  415: 'badMediaType',
-  429: 'overLimit',
-  501: 'notImplemented',
-  503: 'serviceUnavailable',
-};
-
 export function novaFault(ctx: Ctx, code: number, message: string): void {
-  sendJson(
-    ctx,
-    code,
-    { [FAULT_NAMES[code] ?? 'computeFault']: { code, message } },
-    {
-      'Content-Type': 'application/json; charset=UTF-8',
-    },
-  );
+  sendJson(ctx, code, wsgiFault(code, message), {
+    'Content-Type': 'application/json; charset=UTF-8',
+  });
 }
 
 export class Fault extends Error {

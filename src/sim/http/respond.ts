@@ -88,3 +88,23 @@ export function isRecord(v: unknown): v is Record<string, unknown> {
 export function str(v: unknown): string | undefined {
   return typeof v === 'string' ? v : undefined;
 }
+
+/** The fault names of the wsgi layer Nova and Cinder share, by status (others: computeFault). */
+const FAULT_NAMES: Record<number, string> = {
+  400: 'badRequest',
+  401: 'unauthorized',
+  403: 'forbidden',
+  404: 'itemNotFound',
+  405: 'badMethod',
+  409: 'conflictingRequest',
+  413: 'overLimit',
+  415: 'badMediaType',
+  429: 'overLimit',
+  501: 'notImplemented',
+  503: 'serviceUnavailable',
+};
+
+/** A Nova- or Cinder-style fault body: `{"itemNotFound": {"code": 404, "message": ...}}`. */
+export function wsgiFault(code: number, message: string): Record<string, { code: number; message: string }> {
+  return { [FAULT_NAMES[code] ?? 'computeFault']: { code, message } };
+}
