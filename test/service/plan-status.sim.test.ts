@@ -3,7 +3,7 @@
 // replaced, and approving the rest runs it and closes it.
 
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Rig, startRig } from '../web/rig.js';
+import { type Rig, startRig, until } from '../web/rig.js';
 
 let r: Rig | undefined;
 afterEach(async () => {
@@ -33,16 +33,6 @@ async function call<T>(method: 'GET' | 'POST', path: string, body?: unknown): Pr
   });
   if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
   return (await res.json()) as T;
-}
-
-async function until<T>(what: string, f: () => Promise<T | undefined>, ms = 60_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((res) => setTimeout(res, 100));
-  }
 }
 
 const plans = async () => (await call<{ items: PlanRow[] }>('GET', '/v1/plans?aggregate=gold')).items;

@@ -10,7 +10,7 @@ import { LocalLockService } from '../../src/coordination/local-locks.js';
 import { setServiceStatus } from '../../src/sim/model.js';
 import { runCommand } from '../fixtures/cli.js';
 import { SwitchableLocks } from '../tasks/rig.js';
-import { PASSWORD, type Rig, startRig } from '../web/rig.js';
+import { PASSWORD, type Rig, startRig, until } from '../web/rig.js';
 
 interface Answer {
   status: number;
@@ -45,16 +45,6 @@ async function call(method: 'GET' | 'POST', path: string, body?: unknown, token?
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
   });
   return { status: res.status, body: (await res.json()) as Answer['body'] };
-}
-
-async function until<T>(what: string, f: () => Promise<T | undefined>, ms = 60_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((res) => setTimeout(res, 100));
-  }
 }
 
 const taskOf = async (id: string) => (await call('GET', `/v1/tasks/${id}`)).body as unknown as TaskJson;

@@ -242,3 +242,14 @@ export function browserSession(waitMs: number): BrowserSession {
     },
   };
 }
+
+/** Polls `f` until it gives a value (then returns it); fails naming `what` after `ms`. */
+export async function until<T>(what: string, f: () => Promise<T | undefined>, ms = 60_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await f();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((res) => setTimeout(res, 100));
+  }
+}
