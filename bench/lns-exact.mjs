@@ -7,31 +7,52 @@
 // Looser than the product on purpose: the order of steps is ignored (only the final placement
 // must fit Placement's capacity), and grouped servers stay where they are.
 //
-//   node bench/lns-exact.mjs [moves=180] [seconds=120] [mu=0.0002] [hosts=4] [target]
+//   node bench/lns-exact.mjs [moves=180] [seconds=120] [mu=0.0002] [hosts=4] [target] [case=synth 100]
 //
-// Case: the quality table's synth 100 hosts / 3,000 servers / 60 groups (seed 1).
+// target: an imbalance to stay at or below while moves fall, or `greedy` for the plain greedy's
+// 200-move imbalance (bench/greedy.mjs, the quality table's yardstick). case: a part of the name
+// of one of the quality table's cases (bench/quality.mjs); with several aggregates, each
+// sub-problem is drawn in one of them and the imbalance is their mean, as the table prints it.
 import highsLoader from 'highs';
 import { planSnapshot } from '../dist/planner/index.js';
 import { ClusterState } from '../dist/planner/state.js';
-import { synthesizeSnapshot } from '../dist/snapshot/synth.js';
-import { qualityPolicy } from './quality.mjs';
+import { plainGreedy } from './greedy.mjs';
+import { qualityCases, qualityPolicy } from './quality.mjs';
 
 const [K, SECONDS, MU, SUB] = [180, 120, 0.0002, 4].map((d, i) =>
   process.argv[i + 2] === undefined ? d : Number(process.argv[i + 2]),
 );
-const TARGET = process.argv[6] === undefined ? null : Number(process.argv[6]);
-
-const snapshot = synthesizeSnapshot({ hosts: 100, servers: 3000, groups: 60, seed: 1 });
+const CASE = process.argv[7] ?? 'synth 100';
+const picked = (await qualityCases(new URL('..', import.meta.url).pathname)).find((c) =>
+  c.name.includes(CASE),
+);
+if (!picked) throw new Error(`no quality case matches "${CASE}"`);
+const snapshot = picked.make();
+if (!snapshot) throw new Error(`${picked.name}: its trace is not here`);
 const policy = qualityPolicy(K);
 const plan = planSnapshot(snapshot, policy);
+let TARGET = process.argv[6] === undefined ? null : Number(process.argv[6]);
+if (process.argv[6] === 'greedy') {
+  const full = planSnapshot(snapshot, qualityPolicy(200));
+  const mandatory = full.aggregates.flatMap((a) =>
+    a.moves.filter((m) => m.phase === 'evacuate' || (m.phase === 'affinity' && !m.softGroup)),
+  );
+  const curve = plainGreedy(snapshot, qualityPolicy(200), 200, mandatory);
+  TARGET = curve[Math.min(200, curve.length - 1)];
+  console.log(
+    `${picked.name}: the greedy reaches ${TARGET.toFixed(5)} with ${Math.min(200, curve.length - 1)} moves`,
+  );
+}
 const st = new ClusterState(snapshot, policy);
 for (const a of plan.aggregates)
   for (const m of a.moves) st.apply(st.serverById.get(m.server), st.hostByName.get(m.to));
-const agg = st.aggregates.find((a) => a.counted.length > 1);
+const aggs = st.aggregates.filter((a) => a.counted.length > 1);
 const D = st.D;
-const n = agg.counted.length;
 const moves = () => st.servers.reduce((c, s, i) => c + (st.at[i] !== s.origin ? 1 : 0), 0);
-const now = () => ({ imb: st.imbalance(agg.index), moves: moves() });
+// As the quality table: each aggregate's imbalance rounded to 6 digits, then their mean.
+const imbalance = () =>
+  aggs.reduce((sum, a) => sum + Math.round(st.imbalance(a.index) * 1e6) / 1e6, 0) / aggs.length;
+const now = () => ({ imb: imbalance(), moves: moves() });
 console.log(`product plan: ${plan.stats.moves} moves, imbalance ${now().imb.toFixed(5)}`);
 
 const highs = await highsLoader();
@@ -46,6 +67,8 @@ let tries = 0;
 let kept = 0;
 while ((Date.now() - started) / 1000 < SECONDS) {
   tries++;
+  const agg = aggs[Math.floor(rnd() * aggs.length)];
+  const n = agg.counted.length;
   const deviation = agg.counted
     .map((h) => {
       let v = 0;
@@ -53,10 +76,10 @@ while ((Date.now() - started) / 1000 < SECONDS) {
       return [h, v];
     })
     .sort((a, b) => b[1] - a[1]);
-  const picked = new Set();
-  while (picked.size < SUB / 2) picked.add(deviation[Math.floor(rnd() * Math.min(15, n))][0]);
-  while (picked.size < SUB) picked.add(deviation[n - 1 - Math.floor(rnd() * Math.min(15, n))][0]);
-  const H = [...picked];
+  const chosen = new Set();
+  while (chosen.size < SUB / 2) chosen.add(deviation[Math.floor(rnd() * Math.min(15, n))][0]);
+  while (chosen.size < SUB) chosen.add(deviation[n - 1 - Math.floor(rnd() * Math.min(15, n))][0]);
+  const H = [...chosen];
   const servers = H.flatMap((h) => [...st.on[h]]).filter(
     (s) => st.servers[s].immovable === null && st.servers[s].group < 0,
   );
