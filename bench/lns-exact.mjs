@@ -13,17 +13,18 @@
 // 200-move imbalance (bench/greedy.mjs, the quality table's yardstick). case: a part of the name
 // of one of the quality table's cases (bench/quality.mjs); with several aggregates, each
 // sub-problem is drawn in one of them and the imbalance is their mean, as the table prints it.
+import { fileURLToPath } from 'node:url';
 import highsLoader from 'highs';
 import { planSnapshot } from '../dist/planner/index.js';
 import { ClusterState } from '../dist/planner/state.js';
 import { plainGreedy } from './greedy.mjs';
-import { qualityCases, qualityPolicy } from './quality.mjs';
+import { mandatoryMoves, qualityCases, qualityPolicy } from './quality.mjs';
 
 const [K, SECONDS, MU, SUB] = [180, 120, 0.0002, 4].map((d, i) =>
   process.argv[i + 2] === undefined ? d : Number(process.argv[i + 2]),
 );
 const CASE = process.argv[7] ?? 'synth 100';
-const picked = (await qualityCases(new URL('..', import.meta.url).pathname)).find((c) =>
+const picked = (await qualityCases(fileURLToPath(new URL('..', import.meta.url)))).find((c) =>
   c.name.includes(CASE),
 );
 if (!picked) throw new Error(`no quality case matches "${CASE}"`);
@@ -33,10 +34,7 @@ const policy = qualityPolicy(K);
 const plan = planSnapshot(snapshot, policy);
 let TARGET = process.argv[6] === undefined ? null : Number(process.argv[6]);
 if (process.argv[6] === 'greedy') {
-  const full = planSnapshot(snapshot, qualityPolicy(200));
-  const mandatory = full.aggregates.flatMap((a) =>
-    a.moves.filter((m) => m.phase === 'evacuate' || (m.phase === 'affinity' && !m.softGroup)),
-  );
+  const mandatory = mandatoryMoves(planSnapshot(snapshot, qualityPolicy(200)));
   const curve = plainGreedy(snapshot, qualityPolicy(200), 200, mandatory);
   TARGET = curve[Math.min(200, curve.length - 1)];
   console.log(

@@ -78,7 +78,7 @@ function timed(f) {
 }
 
 /** Mandatory moves (evacuations, hard server-group repairs) come first for both, from the product's plan. */
-function mandatoryMoves(plan) {
+export function mandatoryMoves(plan) {
   // A soft-group move is phase affinity too, but optional: the greedy yardstick weighs soft groups itself.
   return plan.aggregates.flatMap((a) =>
     a.moves.filter((m) => m.phase === 'evacuate' || (m.phase === 'affinity' && !m.softGroup)),
@@ -155,6 +155,12 @@ export async function qualityTable(root, only) {
     const start = full.aggregates.filter((a) => Object.keys(a.before.dimensions).length > 0);
     const startImb = start.reduce((s, a) => s + a.before.imbalance, 0) / Math.max(1, start.length);
     const product = new Map();
+    // Mean imbalance of the product's plan per budget, for the crossing search and the 90% line.
+    const planned = new Map();
+    const imbalanceWith = (k) => {
+      if (!planned.has(k)) planned.set(k, meanAfter(planSnapshot(snapshot, qualityPolicy(k))));
+      return planned.get(k);
+    };
     for (const k of KS) {
       const policy = qualityPolicy(k);
       const runs = [];
@@ -185,7 +191,7 @@ export async function qualityTable(root, only) {
     let hi = greedyMoves;
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
-      if (meanAfter(planSnapshot(snapshot, qualityPolicy(mid))) <= target + 1e-9) hi = mid;
+      if (imbalanceWith(mid) <= target + 1e-9) hi = mid;
       else lo = mid + 1;
     }
     const saved = greedyMoves > 0 ? (((greedyMoves - lo) / greedyMoves) * 100).toFixed(1) : '0.0';
@@ -197,7 +203,7 @@ export async function qualityTable(root, only) {
     // steep at its end, that is nearly the whole 10%; where it has flattened, almost nothing.
     const k90 = Math.floor(greedyMoves * 0.9);
     if (k90 > 0 && curve[k90] > 0) {
-      const at90 = meanAfter(planSnapshot(snapshot, qualityPolicy(k90)));
+      const at90 = imbalanceWith(k90);
       const pct = (x) => `${(((x - curve[k90]) / curve[k90]) * 100).toFixed(1)}%`;
       console.log(
         `${c.name} | at ${k90} moves the greedy is at ${curve[k90].toFixed(4)}: 10% fewer moves needs ${pct(target)} against it there; the product is at ${at90.toFixed(4)} (${pct(at90)})`,
