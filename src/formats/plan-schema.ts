@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { InputIssue } from '../errors.js';
-import { MOVE_PHASES, PLAN_FORMAT, PLAN_MODES } from '../model/plan.js';
+import { MANDATORY_KINDS, MOVE_PHASES, PLAN_FORMAT, PLAN_MODES } from '../model/plan.js';
 import { isoTime, nonEmpty, nonNeg, nonNegInt, posInt, text } from './schema-helpers.js';
 
 const dimension = z.looseObject({ stddev: nonNeg(), max: nonNeg() });
@@ -21,6 +21,15 @@ const move = z
     estimatedSeconds: nonNeg(),
     gain: z.number({ error: 'expected a number' }).optional(),
     after: z.array(posInt(), { error: 'expected a list of step numbers' }).optional(),
+    mandatory: z.enum(MANDATORY_KINDS).optional(),
+    threshold: z
+      .looseObject({
+        worth: z.number({ error: 'expected a number' }),
+        bar: z.number({ error: 'expected a number' }),
+      })
+      .optional(),
+    exchangeWith: posInt().optional(),
+    makesRoomFor: posInt().optional(),
   })
   .superRefine((m, ctx) => {
     if (m.softGroup === true && m.phase !== 'affinity')
@@ -49,7 +58,24 @@ export const planSchema = z
     ),
     stats: z.looseObject({ planningMs: nonNeg() }),
     limits: z
-      .looseObject({ maxMoves: nonNegInt(), perHostOutgoing: posInt(), globalConcurrent: posInt() })
+      .looseObject({
+        maxMoves: nonNegInt(),
+        perHostOutgoing: posInt(),
+        globalConcurrent: posInt(),
+        threshold: z
+          .looseObject({
+            level: posInt().nullable(),
+            mandatoryOnly: z.boolean({ error: 'expected true or false' }),
+            perMove: nonNeg(),
+            perMinute: nonNeg(),
+            perGiB: nonNeg(),
+            minGain: nonNeg(),
+            migrationCostPerSecond: nonNeg(),
+            softGroupPenalty: nonNeg(),
+          })
+          .optional(),
+        hotThreshold: nonNeg().optional(),
+      })
       .optional(),
   })
   .superRefine((p, ctx) => {

@@ -30,7 +30,25 @@ export interface Move {
   gain?: number;
   /** Moves (by step) that must finish before this one can start, because they free its room. */
   after?: number[];
+  /**
+   * Why this move is exempt from the worth threshold: it is demanded by a rule (a disabled host
+   * to evacuate, a hard server group to repair), not bought for balance. Absent on optional moves.
+   */
+  mandatory?: MandatoryKind;
+  /**
+   * The threshold test of an optional balance move (spread, soft group), in imbalance units:
+   * `worth` (the gain, plus a soft group's credit) against `bar`, what its cost asks for
+   * (docs/policy.md, "threshold"). Absent on mandatory and pack moves.
+   */
+  threshold?: { worth: number; bar: number };
+  /** The other half of an exchange: two servers trading hosts, which pays only as a pair. */
+  exchangeWith?: number;
+  /** The later step this move makes room for; the two pay only together. */
+  makesRoomFor?: number;
 }
+
+export const MANDATORY_KINDS = ['evacuation', 'hard-group'] as const;
+export type MandatoryKind = (typeof MANDATORY_KINDS)[number];
 
 export interface DimensionStats {
   stddev: number;
@@ -76,8 +94,34 @@ export interface Plan {
   aggregates: AggregatePlan[];
   stats: PlanStats;
   /** Limits the plan was made under, so a checker can verify guarantees 4 and 6 without the policy. */
-  limits?: { maxMoves: number; perHostOutgoing: number; globalConcurrent: number };
+  limits?: {
+    maxMoves: number;
+    perHostOutgoing: number;
+    globalConcurrent: number;
+    /** The worth threshold optional moves were held to, so a checker can recompute each bar. */
+    threshold?: PlanThreshold;
+    /** Utilization (0..1) at or above which a host "runs hot" in a reason. */
+    hotThreshold?: number;
+  };
   policyHash?: string;
+}
+
+/**
+ * The bar an optional move must clear, in objective units (imbalance × hosts counted, as minGain):
+ * the larger of `minGain + migrationCostPerSecond × seconds` and
+ * `perMove + perMinute × seconds / 60 + perGiB × memory GiB`; divided by the hosts counted, it is
+ * the move's `threshold.bar`. `mandatoryOnly` (level 1): no optional move at all.
+ */
+export interface PlanThreshold {
+  level: number | null;
+  mandatoryOnly: boolean;
+  perMove: number;
+  perMinute: number;
+  perGiB: number;
+  minGain: number;
+  migrationCostPerSecond: number;
+  /** Objective units per soft group violation: a soft-group move's worth counts what it removes. */
+  softGroupPenalty: number;
 }
 
 /** How `aicerine plan` and the dashboard show a soft-group move: a server-group move, not a repair. */

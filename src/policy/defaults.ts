@@ -1,3 +1,4 @@
+import { DEFAULT_HOT_THRESHOLD, DEFAULT_THRESHOLD_LEVEL, thresholdOfLevel } from './threshold.js';
 import type { Policy } from './types.js';
 
 // Defaults an operator can start with: balance cpu and memory equally, at most 1 outgoing
@@ -16,6 +17,8 @@ export const DEFAULT_POLICY: Policy = {
   pack: { spareHosts: 1, maxFill: 1.0, partialDrainMaxPinned: 0.25 },
   minGain: 0.005,
   migrationCostPerSecond: 0.00005,
+  threshold: thresholdOfLevel(DEFAULT_THRESHOLD_LEVEL),
+  hotThreshold: DEFAULT_HOT_THRESHOLD,
   softGroupPenalty: 0.5,
   planner: { timeLimitMs: 2000 },
   costModel: {

@@ -5,6 +5,7 @@ import { InputError } from '../errors.js';
 import { nonEmpty, nonNeg, nonNegInt, posInt, positive, toInputIssues } from '../formats/schema-helpers.js';
 import { readTextFile } from '../formats/text-file.js';
 import { DEFAULT_POLICY } from './defaults.js';
+import { THRESHOLD_LEVELS, type ThresholdLevel, thresholdOfLevel } from './threshold.js';
 import { POLICY_MODES, type Policy } from './types.js';
 
 const dimension = z.strictObject({
@@ -33,6 +34,16 @@ const userPolicy = z.strictObject({
     .optional(),
   minGain: nonNeg().optional(),
   migrationCostPerSecond: nonNeg().optional(),
+  threshold: z
+    .union(
+      [
+        z.literal([...THRESHOLD_LEVELS]),
+        z.strictObject({ perMove: nonNeg(), perMinute: nonNeg(), perGiB: nonNeg() }),
+      ],
+      { error: 'expected a level 1..5 or { perMove, perMinute, perGiB }' },
+    )
+    .optional(),
+  hotThreshold: positive().max(1, { error: 'expected a fraction in (0, 1]' }).optional(),
   softGroupPenalty: nonNeg().optional(),
   planner: z.strictObject({ timeLimitMs: nonNeg().optional() }).optional(),
   costModel: z
@@ -115,6 +126,13 @@ export function compilePolicy(doc: unknown, file?: string): Policy {
     },
     minGain: u.minGain ?? d.minGain,
     migrationCostPerSecond: u.migrationCostPerSecond ?? d.migrationCostPerSecond,
+    threshold:
+      u.threshold === undefined
+        ? d.threshold
+        : typeof u.threshold === 'number'
+          ? thresholdOfLevel(u.threshold as ThresholdLevel)
+          : { level: null, mandatoryOnly: false, ...u.threshold },
+    hotThreshold: u.hotThreshold ?? d.hotThreshold,
     softGroupPenalty: u.softGroupPenalty ?? d.softGroupPenalty,
     planner: { timeLimitMs: u.planner?.timeLimitMs ?? d.planner.timeLimitMs },
     costModel: { ...d.costModel, ...u.costModel },

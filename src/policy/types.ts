@@ -1,6 +1,7 @@
 // The compiled planning policy. A user's YAML policy is validated and merged over the
 // defaults (src/policy/defaults.ts) before the planner sees it.
 import { PLAN_MODES } from '../model/plan.js';
+import type { Threshold } from './threshold.js';
 
 // The policy format is ours, so it may have a mode the plan format lacks: a repair-only plan is
 // written as a spread plan with repairOnly (src/model/plan.ts).
@@ -81,6 +82,13 @@ export interface Policy {
   minGain: number;
   /** Objective units charged per second of estimated migration time. */
   migrationCostPerSecond: number;
+  /**
+   * The worth threshold optional moves must clear (src/policy/threshold.ts): a level 1..5 or
+   * explicit figures. Mandatory moves (evacuations, hard-group repairs) are exempt.
+   */
+  threshold: Threshold;
+  /** Utilization (0..1) at or above which a host runs hot: reasons, hot-spots-first, the dashboard. */
+  hotThreshold: number;
   /** Objective units per soft server-group violation. */
   softGroupPenalty: number;
   planner: {
