@@ -14,6 +14,10 @@ export interface PlannedMove {
   reason: string;
   /** Imbalance before minus after this move (negative when the move costs balance). */
   gain: number;
+  /** The other half of a declared exchange (two servers trading hosts, worth it only as a pair). */
+  exchangeWith?: PlannedMove;
+  /** The later move this one frees room for (pack's make-room moves). */
+  makesRoomFor?: PlannedMove;
 }
 
 export class PlanContext {

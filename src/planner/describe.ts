@@ -22,75 +22,87 @@ export function summarizeRejections(counts: Map<string, number>): string {
     .join(', ');
 }
 
+/** Where a reason's imbalance change goes, filled in once its move is applied (finalize.ts). */
+export const IMBALANCE_MARK = '\u0000imbalance\u0000';
+
 const IMBALANCE_STEP = /imbalance \d+\.\d{4} -> \d+\.\d{4}/;
 
 /**
- * What a balancing move does, in words true of the state it starts from: the source above the
- * aggregate's mean and the destination below it in some dimension the server loads ("runs hot",
- * "has room"), else a plain "rebalancing from … to …" (the exact best move is not always from
- * the hottest host).
+ * "imbalance B -> A" at four decimals, or six where four would show no change or hide its
+ * direction: the quote then agrees with the gain stored on the move at the same rounding.
  */
-export function spreadWords(state: ClusterState, server: number, from: number, to: number): string {
+export function imbalanceChange(before: number, after: number): string {
+  const b4 = before.toFixed(4);
+  const a4 = after.toFixed(4);
+  const digits = b4 === a4 ? 6 : 4;
+  return `imbalance ${before.toFixed(digits)} -> ${after.toFixed(digits)}`;
+}
+
+/**
+ * What a balancing move does, in words true of the state it starts from:
+ *   - the source "runs hot" only at or above the hot threshold in some dimension; otherwise it
+ *     "is N points above the aggregate's <dim> mean" in the dimension where it is furthest above
+ *     (among those the server loads); otherwise the move is "rebalancing from ... to ...";
+ *   - the destination "has room" when it is below the mean in some dimension the server loads.
+ */
+export function balancingWords(
+  state: ClusterState,
+  server: number,
+  from: number,
+  to: number,
+  hot: number,
+): string {
   const D = state.D;
   const agg = state.hosts[from]!.aggregate;
-  const n = state.aggregates[agg]!.counted.length;
-  let hotCool = false;
+  const n = Math.max(1, state.aggregates[agg]!.counted.length);
+  const load = state.servers[server]!.load;
+  const f = `${state.hosts[from]!.name} (${hostUtil(state, from)})`;
+  const t = `${state.hosts[to]!.name} (${hostUtil(state, to)})`;
+  let hotHere = false;
+  let above = -1;
+  let aboveBy = 0;
+  let room = false;
   for (let d = 0; d < D; d++) {
     const mean = state.s1[agg * D + d]! / n;
-    if (state.servers[server]!.load[d]! > 0 && state.util(from, d) > mean && state.util(to, d) < mean)
-      hotCool = true;
+    if (state.util(from, d) >= hot) hotHere = true;
+    if (load[d]! <= 0) continue;
+    const by = Math.round((state.util(from, d) - mean) * 100);
+    if (by > aboveBy) {
+      aboveBy = by;
+      above = d;
+    }
+    if (state.util(to, d) < mean) room = true;
   }
-  const f = state.hosts[from]!.name;
-  const t = state.hosts[to]!.name;
-  return hotCool
-    ? `${f} runs hot (${hostUtil(state, from)}), ${t} has room (${hostUtil(state, to)})`
-    : `rebalancing from ${f} (${hostUtil(state, from)}) to ${t} (${hostUtil(state, to)})`;
+  const name = state.hosts[from]!.name;
+  const source = hotHere
+    ? `${name} runs hot (${hostUtil(state, from)})`
+    : above >= 0
+      ? `${name} is ${aboveBy} points above the aggregate's ${state.dims[above]!.name} mean (${hostUtil(state, from)})`
+      : null;
+  if (source === null) return `rebalancing from ${f} to ${t}`;
+  return room
+    ? `${source}, ${state.hosts[to]!.name} has room (${hostUtil(state, to)})`
+    : `${source}, to ${t}`;
+}
+
+/**
+ * Rewrites the host utilizations a mandatory or pack move's reason quotes ("moving from X (...)
+ * to Y (...)") to the state it starts from in step order; its "imbalance X -> Y" is marked to be
+ * filled in once the move is applied (finalize.ts).
+ */
+export function restateQuotes(state: ClusterState, from: number, to: number, reason: string): string {
+  const f = escaped(state.hosts[from]!.name);
+  const t = escaped(state.hosts[to]!.name);
+  const soft = new RegExp(`moving from ${f} \\([^)]*\\) to ${t} \\([^)]*\\)`);
+  let out = reason;
+  if (soft.test(out))
+    out = out.replace(
+      soft,
+      `moving from ${state.hosts[from]!.name} (${hostUtil(state, from)}) to ${state.hosts[to]!.name} (${hostUtil(state, to)})`,
+    );
+  return out.replace(IMBALANCE_STEP, IMBALANCE_MARK);
 }
 
 function escaped(name: string): string {
   return name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
-
-/**
- * Rewrites what each reason quotes of the cluster to follow step order: the "imbalance X -> Y",
- * the utilization of the source and destination, and whether the move goes from a hot host to
- * one with room. Phases quote the state in the order they chose moves, the improvement stage
- * changes earlier moves, and waves reorder them, so the quotes would describe a state the
- * operator never sees. `fresh` is a state of the same snapshot with no move applied; moves are
- * applied to it in step order, each aggregate on its own (their imbalances are independent).
- */
-export function restateInStepOrder(
-  fresh: ClusterState,
-  aggregates: readonly { name: string; moves: { server: string; to: string; reason: string }[] }[],
-): void {
-  for (const agg of aggregates) {
-    const index = fresh.aggregates.findIndex((a) => a.name === agg.name);
-    for (const move of agg.moves) {
-      const server = fresh.serverById.get(move.server);
-      const to = fresh.hostByName.get(move.to);
-      if (server === undefined || to === undefined || index < 0) continue;
-      const from = fresh.at[server]!;
-      const f = escaped(fresh.hosts[from]!.name);
-      const t = escaped(move.to);
-      const balancing = new RegExp(
-        `${f} runs hot \\([^)]*\\), ${t} has room \\([^)]*\\)|rebalancing from ${f} \\([^)]*\\) to ${t} \\([^)]*\\)`,
-      );
-      const soft = new RegExp(`moving from ${f} \\([^)]*\\) to ${t} \\([^)]*\\)`);
-      if (balancing.test(move.reason))
-        move.reason = move.reason.replace(balancing, spreadWords(fresh, server, from, to));
-      else if (soft.test(move.reason))
-        move.reason = move.reason.replace(
-          soft,
-          `moving from ${fresh.hosts[from]!.name} (${hostUtil(fresh, from)}) to ${move.to} (${hostUtil(fresh, to)})`,
-        );
-      const before = fresh.imbalance(index);
-      fresh.apply(server, to);
-      if (IMBALANCE_STEP.test(move.reason)) {
-        move.reason = move.reason.replace(
-          IMBALANCE_STEP,
-          `imbalance ${before.toFixed(4)} -> ${fresh.imbalance(index).toFixed(4)}`,
-        );
-      }
-    }
-  }
 }

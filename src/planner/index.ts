@@ -5,9 +5,10 @@ import { InputError } from '../errors.js';
 import { type AggregatePlan, PLAN_FORMAT, type Plan } from '../model/plan.js';
 import type { Snapshot } from '../model/snapshot.js';
 import { aggregateScope, scopedSnapshot } from '../policy/aggregate-scope.js';
+import { planThreshold } from '../policy/threshold.js';
 import type { Policy } from '../policy/types.js';
 import { PlanContext } from './context.js';
-import { restateInStepOrder } from './describe.js';
+import { finalizeAggregate } from './finalize.js';
 import { balanceStats, round } from './objectives/balance-stats.js';
 import { imbalanceLowerBounds } from './objectives/lower-bound.js';
 import { evacuate } from './phases/evacuate.js';
@@ -16,7 +17,6 @@ import { repair } from './phases/repair.js';
 import { repairOnly } from './phases/repair-only.js';
 import { spread } from './phases/spread.js';
 import { ClusterState } from './state.js';
-import { scheduleWaves } from './waves.js';
 
 /** The empty hosts kept as spares (largest first), so the rest of the freed ones may be powered off. */
 function spareHosts(state: ClusterState, agg: number, count: number): string[] {
@@ -60,16 +60,20 @@ export function planSnapshot(snapshot: Snapshot, policy: Policy, options: PlanOp
   }
 
   const limits = { perHostOutgoing: policy.concurrency.perHostOutgoing, global: policy.concurrency.global };
+  // Step order, waves, and what each move is worth there: the plan as the operator reads it.
+  state.undo(state.applied.length);
+  const finals = state.aggregates.map((agg) =>
+    finalizeAggregate(state, policy, agg.index, ctx.moves[agg.index]!, limits),
+  );
+  for (const moves of finals) for (const m of moves) state.apply(m.server, m.to);
   const aggregates: AggregatePlan[] = state.aggregates.map((agg) => {
-    const scheduled = scheduleWaves(state, ctx.moves[agg.index]!, limits).sort(
-      (a, b) => a.wave - b.wave || a.seq - b.seq,
-    );
+    const scheduled = finals[agg.index]!;
     const stepOfSeq = new Map(scheduled.map((m, i) => [m.seq, i + 1]));
     return {
       name: agg.name,
       moves: scheduled.map((m, i) => {
         const s = state.servers[m.server]!;
-        const after = m.needs.map((q) => stepOfSeq.get(q)!).sort((a, b) => a - b);
+        const afterSteps = m.needs.map((q) => stepOfSeq.get(q)!).sort((a, b) => a - b);
         return {
           step: i + 1,
           wave: m.wave,
@@ -82,7 +86,13 @@ export function planSnapshot(snapshot: Snapshot, policy: Policy, options: PlanOp
           reason: m.reason,
           estimatedSeconds: s.estSeconds,
           gain: round(m.gain),
-          ...(after.length > 0 ? { after } : {}),
+          ...(afterSteps.length > 0 ? { after: afterSteps } : {}),
+          ...(m.mandatory !== null ? { mandatory: m.mandatory } : {}),
+          ...(m.threshold !== null
+            ? { threshold: { worth: round(m.threshold.worth), bar: round(m.threshold.bar) } }
+            : {}),
+          ...(m.exchangeStep !== null ? { exchangeWith: m.exchangeStep } : {}),
+          ...(m.makesRoomStep !== null ? { makesRoomFor: m.makesRoomStep } : {}),
         };
       }),
       before: before[agg.index]!,
@@ -99,8 +109,6 @@ export function planSnapshot(snapshot: Snapshot, policy: Policy, options: PlanOp
         : {}),
     };
   });
-
-  restateInStepOrder(new ClusterState(scoped, policy), aggregates);
 
   return {
     format: PLAN_FORMAT,
@@ -128,6 +136,13 @@ export function planSnapshot(snapshot: Snapshot, policy: Policy, options: PlanOp
       maxMoves: policy.budget.maxMoves,
       perHostOutgoing: limits.perHostOutgoing,
       globalConcurrent: limits.global,
+      threshold: planThreshold(
+        policy.threshold,
+        policy.minGain,
+        policy.migrationCostPerSecond,
+        policy.softGroupPenalty,
+      ),
+      hotThreshold: policy.hotThreshold,
     },
     policyHash: createHash('sha256').update(JSON.stringify(policy)).digest('hex').slice(0, 16),
   };

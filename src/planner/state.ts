@@ -1,6 +1,7 @@
 // The planner's indexed, incrementally updated view of a snapshot. Every move is applied in
 // O(dimensions + group size) and can be undone; nothing here rescans the cluster.
 import type { Host, Server, ServerGroupPolicy, Snapshot } from '../model/snapshot.js';
+import { objectiveBar } from '../policy/threshold.js';
 import type { DimensionDef, Policy } from '../policy/types.js';
 import { estimateMigrationSeconds } from './cost-model.js';
 import { whyNotMigratable } from './migratable.js';
@@ -40,6 +41,11 @@ export interface ServerRec {
   readonly immovable: string | null;
   readonly estSeconds: number;
   readonly ramMB: number;
+  /**
+   * What an optional move of this server must buy, in objective units (imbalance × hosts): the
+   * policy's worth threshold for its cost (src/policy/threshold.ts); Infinity at level 1.
+   */
+  readonly bar: number;
 }
 
 export interface GroupRec {
@@ -87,6 +93,15 @@ export class ClusterState {
   readonly s1: Float64Array;
   readonly s2: Float64Array;
   readonly moved: Uint8Array;
+  /** Moves of the plan so far out of and into each host. */
+  readonly sent: Int32Array;
+  readonly received: Int32Array;
+  /**
+   * While true, a host that has sent may not receive and one that has received may not send
+   * (constraints/one-way.ts): what optional moves are held to, so no host is a source and a
+   * destination of one plan outside a declared exchange.
+   */
+  oneWay = false;
   private readonly history: AppliedMove[] = [];
   /** Reused by imbalanceAfter, which runs once per candidate destination. */
   private readonly scratch: Float64Array;
@@ -104,6 +119,8 @@ export class ClusterState {
     const hosts = [...snapshot.hosts].sort((a, b) => cmp(a.name, b.name));
     this.used = new Float64Array(hosts.length * 3);
     this.load = new Float64Array(hosts.length * D);
+    this.sent = new Int32Array(hosts.length);
+    this.received = new Int32Array(hosts.length);
     for (const h of hosts) {
       const agg = hostAggregate(h, aggIndex) ?? this.addUnassigned(aggIndex);
       const rec = makeHostRec(h, this.hosts.length, agg, this.dims);
@@ -275,6 +292,8 @@ export class ClusterState {
     const from = this.at[server]!;
     this.move(server, from, to);
     this.moved[server] = 1;
+    this.sent[from]!++;
+    this.received[to]!++;
     this.history.push({ server, from, to });
   }
 
@@ -285,6 +304,8 @@ export class ClusterState {
       if (last === undefined) return;
       this.move(last.server, last.to, last.from);
       this.moved[last.server] = 0;
+      this.sent[last.from]!--;
+      this.received[last.to]!--;
     }
   }
 
@@ -388,6 +409,10 @@ function makeServerRec(
     load[d] = v.load?.[dim.load] ?? missingLoad(v, dim);
   });
   const alloc = new Float64Array([v.flavor.vcpus, v.flavor.ramMB, v.flavor.diskGB]);
+  const estSeconds = estimateMigrationSeconds(
+    { ramMB: v.flavor.ramMB, dirtyRateMBps: v.dirtyRateMBps },
+    policy.costModel,
+  );
   return {
     index,
     id: v.id,
@@ -397,11 +422,15 @@ function makeServerRec(
     load,
     group,
     immovable: whyNotMigratable(v, state.hosts[host]!.up),
-    estSeconds: estimateMigrationSeconds(
-      { ramMB: v.flavor.ramMB, dirtyRateMBps: v.dirtyRateMBps },
-      policy.costModel,
-    ),
+    estSeconds,
     ramMB: v.flavor.ramMB,
+    bar: objectiveBar(
+      policy.threshold,
+      policy.minGain,
+      policy.migrationCostPerSecond,
+      estSeconds,
+      v.flavor.ramMB,
+    ),
   };
 }
 

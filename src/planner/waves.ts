@@ -6,6 +6,12 @@
 //     in-flight servers hold on both hosts until their wave ends.
 // Selection checked each move against the state with all earlier moves completed, which is the
 // state of a new last wave, so a wave always exists: scheduling never fails.
+//
+// Hot spots first: the moves `first` picks (relief of hot hosts, and mandatory moves) are placed
+// before the others, so they take the earliest waves at each hot host's full outgoing
+// concurrency; the others start only in the wave after the last one that relieves a hot host.
+// Optional moves go one way (a receiving host never sends), so a relief move never needs room
+// that a later-placed move frees.
 
 import { getOrCreate } from '../util/maps.js';
 import type { PlannedMove } from './context.js';
@@ -24,12 +30,22 @@ export interface WaveLimits {
   global: number;
 }
 
+export interface HotFirst {
+  /** Placed in the first pass: mandatory moves and moves out of hot hosts. */
+  first: (move: PlannedMove) => boolean;
+  /** Moves out of hot hosts: the second pass starts after the last wave holding one. */
+  relief: (move: PlannedMove) => boolean;
+}
+
 export function scheduleWaves(
   state: ClusterState,
   moves: PlannedMove[],
   limits: WaveLimits,
+  hotFirst?: HotFirst,
 ): ScheduledMove[] {
-  const waves: { out: Map<number, number>; total: number }[] = [];
+  // Per wave: how many leave each host, and the hosts that receive (a host never sends and
+  // receives in one wave: an operator reads a wave as load leaving some hosts for others).
+  const waves: { out: Map<number, number>; into: Set<number>; total: number }[] = [];
   // Per host: net Placement change per wave: claims arriving in wave w, and releases at w's end.
   const arrive = new Map<number, Float64Array[]>();
   const leave = new Map<number, Float64Array[]>();
@@ -44,24 +60,32 @@ export function scheduleWaves(
     return s[w]!;
   };
 
-  moves.forEach((move, seq) => {
+  const firstPass = hotFirst ? moves.map((m) => hotFirst.first(m)) : moves.map(() => true);
+  let floor = 0;
+  const place = (move: PlannedMove, seq: number): void => {
     const s = state.servers[move.server]!;
     const limitOut = state.hosts[move.from]!.maxOutgoing || limits.perHostOutgoing;
     const group = s.group;
-    let w = group >= 0 ? (lastWaveOfGroup.get(group) ?? 0) : 0;
+    let w = Math.max(firstPass[seq] ? 0 : floor, group >= 0 ? (lastWaveOfGroup.get(group) ?? 0) : 0);
     let capacityWait = false;
     for (; ; w++) {
+      // Past every wave placed, only the final state is left: a move that does not fit there
+      // was chosen on room it cannot have, a planner bug (never a plan with a hole in it).
+      if (w > waves.length + 1 && !fitsFrom(w))
+        throw new Error(`wave scheduling: no wave has room for server ${move.server} on host ${move.to}`);
       const wave = waves[w];
       if (wave && (wave.total >= limits.global || (wave.out.get(move.from) ?? 0) >= limitOut)) continue;
+      if (wave && (wave.into.has(move.from) || wave.out.has(move.to))) continue;
       if (!fitsFrom(w)) {
         capacityWait = true;
         continue;
       }
       break;
     }
-    while (waves.length <= w) waves.push({ out: new Map(), total: 0 });
+    while (waves.length <= w) waves.push({ out: new Map(), into: new Set(), total: 0 });
     const wave = waves[w]!;
     wave.total++;
+    wave.into.add(move.to);
     wave.out.set(move.from, (wave.out.get(move.from) ?? 0) + 1);
     const a = at(series(arrive, move.to), w);
     const l = at(series(leave, move.from), w);
@@ -75,6 +99,7 @@ export function scheduleWaves(
       ? (outMoves.get(move.to) ?? []).filter((o) => o.wave < w).map((o) => o.seq)
       : [];
     result.push({ ...move, wave: w + 1, seq, needs });
+    if (hotFirst?.relief(move)) floor = Math.max(floor, w + 1);
 
     // Room on the destination from wave w on: base usage at each wave start plus that wave's arrivals.
     function fitsFrom(w0: number): boolean {
@@ -93,6 +118,12 @@ export function scheduleWaves(
       }
       return true;
     }
+  };
+  moves.forEach((move, seq) => {
+    if (firstPass[seq]) place(move, seq);
+  });
+  moves.forEach((move, seq) => {
+    if (!firstPass[seq]) place(move, seq);
   });
   return result;
 }

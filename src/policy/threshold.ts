@@ -21,9 +21,9 @@ export interface ThresholdFigures {
  */
 export const LEVEL_FIGURES: Record<ThresholdLevel, ThresholdFigures | 'mandatory-only'> = {
   1: 'mandatory-only',
-  2: { perMove: 0.08, perMinute: 0.04, perGiB: 0.01 },
-  3: { perMove: 0.04, perMinute: 0.02, perGiB: 0.005 },
-  4: { perMove: 0.02, perMinute: 0.01, perGiB: 0.0025 },
+  2: { perMove: 0.02, perMinute: 0.02, perGiB: 0.001 },
+  3: { perMove: 0.006, perMinute: 0.006, perGiB: 0.0003 },
+  4: { perMove: 0.002, perMinute: 0.002, perGiB: 0.0001 },
   5: { perMove: 0, perMinute: 0, perGiB: 0 },
 };
 

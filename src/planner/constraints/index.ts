@@ -3,6 +3,7 @@ import { capacity } from './capacity.js';
 import { destinationService } from './destination-service.js';
 import { hardGroups } from './hard-groups.js';
 import { notSource } from './not-source.js';
+import { oneWay } from './one-way.js';
 import { sameAggregate } from './same-aggregate.js';
 import { sameZone } from './same-zone.js';
 import type { DestinationConstraint, Rejection } from './types.js';
@@ -10,6 +11,7 @@ import type { DestinationConstraint, Rejection } from './types.js';
 /** Cheapest first: most candidates fail on service, zone or capacity before the group lookup. */
 export const DESTINATION_CONSTRAINTS: readonly DestinationConstraint[] = [
   notSource,
+  oneWay,
   destinationService,
   sameAggregate,
   sameZone,

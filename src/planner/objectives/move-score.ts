@@ -12,9 +12,9 @@ export interface MoveScore {
   balanceGain: number;
   /** Soft-group penalty added (negative: removed). */
   softPenalty: number;
-  /** Migration cost charged. */
+  /** What the move must buy: its bar (src/policy/threshold.ts; minGain and the per-second cost included). */
   cost: number;
-  /** balanceGain * hosts - softPenalty - cost: compared with policy.minGain. */
+  /** balanceGain * hosts - softPenalty - cost: the move pays when this is above zero. */
   net: number;
 }
 
@@ -27,7 +27,7 @@ export function scoreMove(
 ): MoveScore {
   const balanceGain = current - state.imbalanceAfter(server, to);
   const softPenalty = softGroupPenaltyDelta(state, policy, server, to);
-  const cost = policy.migrationCostPerSecond * state.servers[server]!.estSeconds;
+  const cost = state.servers[server]!.bar;
   return {
     balanceGain,
     softPenalty,

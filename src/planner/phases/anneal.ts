@@ -99,7 +99,7 @@ export function annealAggregate(
     if (g >= 0 && !groupView.has(g))
       groupView.set(g, { ...state.groups[g]!, count: new Map(state.groups[g]!.count) });
   }
-  const cost = (s: number): number => policy.migrationCostPerSecond * state.servers[s]!.estSeconds;
+  const cost = (s: number): number => state.servers[s]!.bar;
 
   const balance = (): number => {
     let t = 0;

@@ -145,7 +145,7 @@ export class BestMoveSearch {
     cand.forEach((s, i) => {
       const sv = state.servers[s]!;
       for (let d = 0; d < D; d++) this.candLoad[i * D + d] = sv.load[d]!;
-      this.candCost[i] = ctx.policy.migrationCostPerSecond * sv.estSeconds;
+      this.candCost[i] = sv.bar;
       this.candGroup[i] = sv.group;
       const az = state.hosts[state.at[s]!]!.az;
       this.candZone[i] = zoneIndex.get(az)!;
@@ -174,7 +174,7 @@ export class BestMoveSearch {
    * balanced enough, but soft groups may still pay for a move).
    */
   best(floor: number, softOnly = false): BestMove | null {
-    const { state, policy } = this.ctx;
+    const { state } = this.ctx;
     const D = state.D;
     const n = this.n;
     if (n === 0) return null;
@@ -209,6 +209,8 @@ export class BestMoveSearch {
     const aggS1 = this.agg * D;
     const at = state.at;
     const moved = state.moved;
+    const oneWay = state.oneWay;
+    const received = state.received;
     const load = state.load;
     const s1Agg = state.s1;
     const s2Agg = state.s2;
@@ -219,6 +221,8 @@ export class BestMoveSearch {
       if (moved[s] !== 0) continue;
       if (softOnly && !this.inSoftGroup(s)) continue;
       const h = at[s]!;
+      // The one-way rule on the source side: a host that received in this plan sends nothing.
+      if (oneWay && received[h]! > 0) continue;
       // The aggregate's sums with the server taken off its host (as ClusterState.sumsWithoutServer).
       for (let d = 0; d < D; d++) {
         let s1 = s1Agg[aggS1 + d]!;
@@ -286,7 +290,7 @@ export class BestMoveSearch {
       const sv = state.servers[s]!;
       const from = state.at[s]!;
       const uniform = uniforms[i]!;
-      const cost = policy.migrationCostPerSecond * sv.estSeconds;
+      const cost = sv.bar;
       state.sumsWithoutServer(s, this.sums);
       let ub = Number.NEGATIVE_INFINITY;
       let arg = -1;
@@ -326,7 +330,7 @@ export class BestMoveSearch {
       const s = boundServers[i]!;
       const sv = state.servers[s]!;
       const from = state.at[s]!;
-      const cost = policy.migrationCostPerSecond * sv.estSeconds;
+      const cost = sv.bar;
       const uniform = this.uniformGroupTerm(s)!;
       state.sumsWithoutServer(s, this.sums);
       for (const c of this.classesByZone.get(state.hosts[from]!.az)!) {
@@ -417,6 +421,9 @@ export class BestMoveSearch {
   /** Placement room on all three resource classes (the capacity constraint, same tolerance). */
   private fits(server: number, to: number): boolean {
     const { state } = this.ctx;
+    // The one-way rule (constraints/one-way.ts) on the destination side, checked with room:
+    // a host that sent in this plan is as closed to arrivals as a full one.
+    if (state.oneWay && state.sent[to]! > 0) return false;
     const a = state.servers[server]!.alloc;
     const cap = state.hosts[to]!.cap;
     for (let r = 0; r < 3; r++) if (a[r]! > cap[r]! - state.used[to * 3 + r]! + 1e-9) return false;

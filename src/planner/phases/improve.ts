@@ -54,20 +54,18 @@ export function improveSpread(
     if (!g.policy.startsWith('soft-') || g.members.length === 0) continue;
     softGroups[state.hosts[state.servers[g.members[0]!]!.origin]!.aggregate]!.push(g.index);
   }
-  const seconds = (agg: number): number => {
+  // What the moves must buy together: the sum of their bars (src/policy/threshold.ts).
+  const bars = (agg: number): number => {
     let s = 0;
     for (const m of seq)
-      if (state.hosts[state.servers[m.server]!.origin]!.aggregate === agg)
-        s += state.servers[m.server]!.estSeconds;
+      if (state.hosts[state.servers[m.server]!.origin]!.aggregate === agg) s += state.servers[m.server]!.bar;
     return s;
   };
   const objective = (agg: number): number => {
     let soft = 0;
     for (const g of softGroups[agg]!) soft += groupViolations(state.groups[g]!);
     const n = Math.max(1, state.aggregates[agg]!.counted.length);
-    return (
-      state.imbalance(agg) * n + policy.softGroupPenalty * soft + policy.migrationCostPerSecond * seconds(agg)
-    );
+    return state.imbalance(agg) * n + policy.softGroupPenalty * soft + bars(agg);
   };
   const replay = planReplay(state, seq, base, meter);
   const invalidate = (): void => {
@@ -183,7 +181,7 @@ export function bestSwap(ctx: PlanContext, agg: number, floor: number, meter: Wo
       .filter((s) => ctx.movable(s))
       .sort((a, b) => weighed(b) - weighed(a) || a - b)
       .slice(0, SWAP_SERVERS);
-  const cost = (s: number): number => policy.migrationCostPerSecond * state.servers[s]!.estSeconds;
+  const cost = (s: number): number => state.servers[s]!.bar;
   const current = state.imbalance(agg);
   let best: Swap | null = null;
   for (const zone of [...byZone.keys()].sort()) {
@@ -206,7 +204,10 @@ export function bestSwap(ctx: PlanContext, agg: number, floor: number, meter: Wo
               if (estimate + 1e-9 < bar) continue;
             }
             meter.evaluations += SWAP_CHECK_COST;
-            // Either order, whichever is legal step by step.
+            // Either order, whichever is legal step by step; the pair is exempt from the
+            // one-way rule, as a declared exchange.
+            const oneWay = state.oneWay;
+            state.oneWay = false;
             let order: [SpreadStep, SpreadStep] | null = null;
             for (const [a, b] of [
               [
@@ -227,7 +228,10 @@ export function bestSwap(ctx: PlanContext, agg: number, floor: number, meter: Wo
                 break;
               }
             }
-            if (order === null) continue;
+            state.oneWay = oneWay;
+            if (order === null) {
+              continue;
+            }
             const softBefore = softViolationsOf(ctx, [s1, s2]);
             state.apply(order[0].server, order[0].to);
             state.apply(order[1].server, order[1].to);
@@ -351,7 +355,7 @@ class Reassign {
   }
 
   improve(i: number): boolean {
-    const { state, policy } = this.ctx;
+    const { state } = this.ctx;
     const m = this.seq[i]!;
     const a = m.server;
     // Spread comes after every other phase and a plan moves a server once: its source is its origin.
@@ -362,13 +366,13 @@ class Reassign {
     const hosts = this.zoneHosts.get(`${agg}\u0000${state.hosts[src]!.az}`);
     if (hosts === undefined || n < 2) return false;
     const current = state.imbalance(agg);
-    const costA = policy.migrationCostPerSecond * state.servers[a]!.estSeconds;
+    const costA = state.servers[a]!.bar;
     const others = [...state.on[src]!].filter((b) => b !== a && this.ctx.movable(b)).sort((x, y) => x - y);
     const candidates: { server: number; to: number; delta: number }[] = [];
     let evaluations = 0;
     for (const b of [a, ...others]) {
       const sb = state.servers[b]!;
-      const costDelta = policy.migrationCostPerSecond * sb.estSeconds - costA;
+      const costDelta = sb.bar - costA;
       const group = sb.group >= 0 ? state.groups[sb.group]! : null;
       const hard = group !== null && (group.policy === 'affinity' || group.policy === 'anti-affinity');
       for (const c of hosts) {

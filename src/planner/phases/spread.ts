@@ -9,8 +9,8 @@
 // still treats it as optional, and a reason that starts with the group and says what it costs
 // in balance.
 
-import type { PlanContext } from '../context.js';
-import { hostUtil, serverLabel, spreadWords } from '../describe.js';
+import type { PlanContext, PlannedMove } from '../context.js';
+import { balancingWords, hostUtil } from '../describe.js';
 import { scoreMove } from '../objectives/move-score.js';
 import { type BestMove, BestMoveSearch, type WorkMeter } from './best-move.js';
 import { bestSwap, IMPROVE_EVALUATIONS_PER_MS, improveSpread, type Swap } from './improve.js';
@@ -21,13 +21,28 @@ const SWAP_RESERVE = 0.5;
 /** Below this net gain (objective units) a move is float noise, not an improvement. */
 export const MIN_IMPROVEMENT = 1e-9;
 
-export function spreadFloor(minGain: number): number {
-  return Math.max(minGain, MIN_IMPROVEMENT);
+/**
+ * What a move's net (balance × hosts − soft-group penalty − its bar) must exceed. minGain is no
+ * longer added here: it is part of each server's bar (src/policy/threshold.ts).
+ */
+export function spreadFloor(_minGain: number): number {
+  return MIN_IMPROVEMENT;
 }
 
 export function spread(ctx: PlanContext, meter: WorkMeter = ctx.work): void {
   const { state, policy } = ctx;
   const floor = spreadFloor(policy.minGain);
+  // Optional moves go one way: a host gives or takes, never both (constraints/one-way.ts).
+  state.oneWay = true;
+  try {
+    spreadOneWay(ctx, meter, floor);
+  } finally {
+    state.oneWay = false;
+  }
+}
+
+function spreadOneWay(ctx: PlanContext, meter: WorkMeter, floor: number): void {
+  const { state, policy } = ctx;
   const base = state.applied.length;
   const kept = ctx.moves.map((m) => m.length);
   const searches = state.aggregates.map((a) => new BestMoveSearch(ctx, a.index, meter));
@@ -61,7 +76,7 @@ export function spread(ctx: PlanContext, meter: WorkMeter = ctx.work): void {
   }
   // The exchanges may have opened moves that pay: the budget left goes to the greedy again.
   for (const s of searches) s.invalidate();
-  greedy(ctx, searches, floor);
+  greedy(ctx, searches, floor, meter);
   swaps(ctx, searches, floor, meter, limit);
 }
 
@@ -86,35 +101,62 @@ function swaps(
       if (s !== null && (pick === null || s.net > pick.net)) pick = s;
     }
     if (pick === null) return;
-    const partner = (s: number): string => serverLabel(state, s);
-    for (const [step, other, k] of [
-      [pick.first, pick.second, 1],
-      [pick.second, pick.first, 2],
-    ] as const) {
-      const score = scoreMove(
-        state,
-        ctx.policy,
-        step.server,
-        step.to,
-        state.imbalance(state.hosts[state.at[step.server]!]!.aggregate),
-      );
+    recordExchange(ctx, pick, floor);
+    for (const s of searches) s.invalidate();
+    greedy(ctx, searches, floor, meter);
+  }
+}
+
+/**
+ * Records an exchange: two servers trading hosts, declared as a pair. The second half sends back
+ * from the host the first one filled, so the one-way rule is lifted for the pair only.
+ */
+function recordExchange(ctx: PlanContext, pick: Swap, floor: number): void {
+  const { state } = ctx;
+  const halves: PlannedMove[] = [];
+  state.oneWay = false;
+  for (const step of [pick.first, pick.second]) {
+    const score = scoreMove(
+      state,
+      ctx.policy,
+      step.server,
+      step.to,
+      state.imbalance(state.hosts[state.at[step.server]!]!.aggregate),
+    );
+    halves.push(
       recordSpreadMove(
         ctx,
         { server: step.server, to: step.to, net: score.net, soft: score.softPenalty },
         floor,
-        `swap ${k}/2 with ${partner(other.server)}`,
-      );
-    }
-    for (const s of searches) s.invalidate();
-    greedy(ctx, searches, floor);
+      ),
+    );
   }
+  state.oneWay = true;
+  halves[0]!.exchangeWith = halves[1]!;
+  halves[1]!.exchangeWith = halves[0]!;
 }
 
-/** Best improvement: the exact best move of the aggregate that has the best one, until none pays. */
-function greedy(ctx: PlanContext, searches: BestMoveSearch[], floor: number): void {
+/** The hosts of an exchange, for telling when a recorded move made it stale. */
+function swapHosts(ctx: PlanContext, s: Swap): [number, number] {
+  return [ctx.state.at[s.first.server]!, s.first.to];
+}
+
+/**
+ * Best improvement: the exact best move of the aggregate that has the best one, until none pays.
+ * An exchange between two hosts untouched so far competes per move with the single moves: one
+ * way (a host gives or takes) a greedy that made a host take can no longer let it give, and an
+ * exchange is how a host too full in one dimension and too empty in another trades both ways.
+ */
+function greedy(ctx: PlanContext, searches: BestMoveSearch[], floor: number, meter?: WorkMeter): void {
   const { state, policy } = ctx;
   const done = state.aggregates.map((a) => a.counted.length < 2);
   const cached: (BestMove | null | undefined)[] = state.aggregates.map(() => undefined);
+  const swapCache: (Swap | null | undefined)[] = state.aggregates.map(() => undefined);
+  const swapFor = (a: number): Swap | null => {
+    if (meter === undefined || ctx.budgetLeft < 2 || done[a]) return null;
+    if (swapCache[a] === undefined) swapCache[a] = bestSwap(ctx, a, floor, meter);
+    return swapCache[a]!;
+  };
   while (ctx.budgetLeft > 0) {
     let pick = -1;
     for (let a = 0; a < searches.length; a++) {
@@ -130,16 +172,44 @@ function greedy(ctx: PlanContext, searches: BestMoveSearch[], floor: number): vo
       }
       if (pick < 0 || c.net > cached[pick]!.net) pick = a;
     }
+    // An exchange wins when each of its two moves buys more than the best single move.
+    let swapAgg = -1;
+    for (let a = 0; a < searches.length; a++) {
+      const s = swapFor(a);
+      if (s === null) continue;
+      const single = pick >= 0 ? cached[pick]!.net : floor;
+      const rival = swapAgg >= 0 ? swapCache[swapAgg]!.net : 2 * single;
+      if (s.net > rival) swapAgg = a;
+    }
+    if (swapAgg >= 0) {
+      // The cached exchange may be stale: it is searched again before it is taken.
+      const fresh = bestSwap(ctx, swapAgg, floor, meter!);
+      swapCache[swapAgg] = fresh;
+      if (fresh !== null && fresh.net > 2 * (pick >= 0 ? cached[pick]!.net : floor)) {
+        const [h1, h2] = swapHosts(ctx, fresh);
+        recordExchange(ctx, fresh, floor);
+        searches[swapAgg]!.touched(h1, h2);
+        cached[swapAgg] = undefined;
+        swapCache[swapAgg] = undefined;
+        continue;
+      }
+    }
     if (pick < 0) return;
     const m = cached[pick]!;
-    searches[pick]!.touched(state.at[m.server]!, m.to);
+    const from = state.at[m.server]!;
+    searches[pick]!.touched(from, m.to);
     recordSpreadMove(ctx, m, floor);
     cached[pick] = undefined;
+    const s = swapCache[pick];
+    if (s) {
+      const [h1, h2] = swapHosts(ctx, s);
+      if (h1 === from || h1 === m.to || h2 === from || h2 === m.to) swapCache[pick] = undefined;
+    }
   }
 }
 
 /** Records a chosen move with its phase and reason: balance, or a soft group at a price. */
-export function recordSpreadMove(ctx: PlanContext, m: BestMove, floor: number, note = ''): void {
+export function recordSpreadMove(ctx: PlanContext, m: BestMove, floor: number, note = ''): PlannedMove {
   const { state } = ctx;
   const from = state.at[m.server]!;
   const agg = state.hosts[from]!.aggregate;
@@ -158,9 +228,9 @@ export function recordSpreadMove(ctx: PlanContext, m: BestMove, floor: number, n
     const change = `imbalance ${before.toFixed(digits)} -> ${after.toFixed(digits)}`;
     const price = after > before ? `costs balance: ${change}` : change;
     move.reason = `soft group ${g.name} (${g.policy}): one violation fewer by moving from ${fromText} to ${toText}; ${price}`;
-    return;
+    return move;
   }
-  const what = spreadWords(state, m.server, from, m.to);
+  const what = balancingWords(state, m.server, from, m.to, ctx.policy.hotThreshold);
   const move = ctx.record(m.server, m.to, 'spread', '');
   const softNote =
     m.soft < 0
@@ -168,4 +238,5 @@ export function recordSpreadMove(ctx: PlanContext, m: BestMove, floor: number, n
       : '';
   const prefix = note ? `${note}: ` : '';
   move.reason = `${prefix}${what}; imbalance ${before.toFixed(4)} -> ${state.imbalance(agg).toFixed(4)}${softNote}`;
+  return move;
 }

@@ -1,0 +1,226 @@
+// From the moves the phases chose (in selection order) to the plan an operator reads (in step
+// order). The phases judge each move on the state they chose it in; the operator sees the moves
+// in waves, hot hosts relieved first, so a move's gain, its worth against its bar and every word
+// of its reason are taken again on the replay in step order. An optional move that no longer
+// pays there (gain ≤ 0 for a spread move, worth below its bar, an exchange whose pair does not
+// pay) is dropped, the worst first, and the rest scheduled again, until every one pays.
+
+import type { MandatoryKind } from '../model/plan.js';
+import type { Policy } from '../policy/types.js';
+import { firstRejection } from './constraints/index.js';
+import type { PlannedMove } from './context.js';
+import { balancingWords, hostUtil, IMBALANCE_MARK, imbalanceChange, restateQuotes } from './describe.js';
+import { softGroupPenaltyDelta } from './objectives/move-score.js';
+import type { ClusterState } from './state.js';
+import { type ScheduledMove, scheduleWaves, type WaveLimits } from './waves.js';
+
+/** A move as the plan writes it: scheduled, with what the step-order replay found. */
+export interface FinalMove extends ScheduledMove {
+  mandatory: MandatoryKind | null;
+  /** Imbalance units, on the replay in step order (optional balance moves only). */
+  threshold: { worth: number; bar: number } | null;
+  exchangeStep: number | null;
+  makesRoomStep: number | null;
+}
+
+export function mandatoryKind(m: PlannedMove): MandatoryKind | null {
+  if (m.phase === 'evacuate') return 'evacuation';
+  if (m.phase === 'affinity' && !m.softGroup) return 'hard-group';
+  return null;
+}
+
+/** Spread and soft-group moves: bought for balance (or a soft group), held to the threshold. */
+function isBalanceMove(m: PlannedMove): boolean {
+  return m.phase === 'spread' || (m.phase === 'affinity' && m.softGroup);
+}
+
+/** Hosts of the aggregate at or above the hot threshold in some dimension, on the state given. */
+export function hotHosts(state: ClusterState, agg: number, hot: number): Set<number> {
+  const out = new Set<number>();
+  for (const h of state.aggregates[agg]!.counted)
+    for (let d = 0; d < state.D; d++) if (state.util(h, d) >= hot) out.add(h);
+  return out;
+}
+
+/**
+ * Schedules and checks one aggregate's moves; `state` holds no move of this aggregate on entry
+ * and on return. Returns the moves in step order, annotated, with reasons rewritten.
+ */
+export function finalizeAggregate(
+  state: ClusterState,
+  policy: Policy,
+  agg: number,
+  chosen: readonly PlannedMove[],
+  limits: WaveLimits,
+): FinalMove[] {
+  const hot = hotHosts(state, agg, policy.hotThreshold);
+  // An exchange's halves go in the same pass: one may need the room the other frees.
+  const relief = (m: PlannedMove) =>
+    hot.has(m.from) || (m.exchangeWith !== undefined && hot.has(m.exchangeWith.from));
+  const hotFirst = {
+    first: (m: PlannedMove) => mandatoryKind(m) !== null || relief(m),
+    relief: (m: PlannedMove) => hot.has(m.from),
+  };
+  let kept = legalInOrder(state, chosen);
+  for (;;) {
+    for (const m of kept) state.apply(m.server, m.to);
+    const scheduled = scheduleWaves(state, kept, limits, hotFirst).sort(
+      (a, b) => a.wave - b.wave || a.seq - b.seq,
+    );
+    state.undo(kept.length);
+    const replay = replayInStepOrder(state, policy, agg, kept, scheduled);
+    if (replay.drop === null) return replay.moves;
+    const drop = new Set(replay.drop);
+    kept = legalInOrder(
+      state,
+      kept.filter((m) => !drop.has(m)),
+    );
+  }
+}
+
+/**
+ * The moves still legal in selection order once some were dropped (a later one may have needed
+ * the room of one). An exchange's halves are consecutive there, and kept together or not at all.
+ */
+function legalInOrder(state: ClusterState, moves: readonly PlannedMove[]): PlannedMove[] {
+  const out: PlannedMove[] = [];
+  const legal = (m: PlannedMove): boolean => {
+    if (state.at[m.server] !== m.from) return false;
+    state.oneWay = isOneWay(m);
+    const ok = firstRejection(state, m.server, m.to) === null;
+    state.oneWay = false;
+    return ok;
+  };
+  for (let i = 0; i < moves.length; i++) {
+    const m = moves[i]!;
+    if (m.exchangeWith) {
+      const other = moves[i + 1];
+      if (other !== m.exchangeWith) continue;
+      i++;
+      const first = legal(m);
+      if (first) state.apply(m.server, m.to);
+      const second = first && legal(other);
+      if (second) state.apply(other.server, other.to);
+      else if (first) state.undo(1);
+      if (second) out.push(m, other);
+      continue;
+    }
+    if (!legal(m)) continue;
+    state.apply(m.server, m.to);
+    out.push(m);
+  }
+  state.undo(out.length);
+  return out;
+}
+
+/** Optional moves other than a declared exchange's halves are held to the one-way rule. */
+function isOneWay(m: PlannedMove): boolean {
+  return mandatoryKind(m) === null && m.exchangeWith === undefined;
+}
+
+interface Replay {
+  moves: FinalMove[];
+  /** The moves to drop before trying again (null: every move pays). */
+  drop: PlannedMove[] | null;
+}
+
+function replayInStepOrder(
+  state: ClusterState,
+  policy: Policy,
+  agg: number,
+  kept: readonly PlannedMove[],
+  scheduled: readonly ScheduledMove[],
+): Replay {
+  const n = Math.max(1, state.aggregates[agg]!.counted.length);
+  const stepOf = new Map<PlannedMove, number>();
+  scheduled.forEach((m, i) => {
+    stepOf.set(kept[m.seq]!, i + 1);
+  });
+  const out: FinalMove[] = [];
+  const worths = new Map<PlannedMove, { worth: number; bar: number; gain: number }>();
+  const illegal: PlannedMove[] = [];
+  for (const m of scheduled) {
+    const planned = kept[m.seq]!;
+    const mandatory = mandatoryKind(planned);
+    // The one-way rule is about the whole plan, not an order: legalInOrder held the selection
+    // to it, and a subset of those moves keeps it. Here the rest of the rules, in step order.
+    const legal = firstRejection(state, m.server, m.to) === null;
+    if (!legal && mandatory === null) illegal.push(planned);
+    const before = state.imbalance(agg);
+    const softDelta = softGroupPenaltyDelta(state, policy, m.server, m.to);
+    const exchangeStep = planned.exchangeWith ? (stepOf.get(planned.exchangeWith) ?? null) : null;
+    const makesRoomStep = planned.makesRoomFor ? (stepOf.get(planned.makesRoomFor) ?? null) : null;
+    let reason = m.reason;
+    const balance = isBalanceMove(planned);
+    if (balance) reason = balanceReason(state, policy, planned, exchangeStep);
+    else reason = restateQuotes(state, m.from, m.to, reason);
+    state.apply(m.server, m.to);
+    const after = state.imbalance(agg);
+    const gain = before - after;
+    const price = planned.softGroup && after > before ? 'costs balance: ' : '';
+    reason = reason.replace(IMBALANCE_MARK, `${price}${imbalanceChange(before, after)}`);
+    let threshold: FinalMove['threshold'] = null;
+    if (balance) {
+      const worth = gain - softDelta / n;
+      const bar = state.servers[m.server]!.bar / n;
+      threshold = { worth, bar };
+      worths.set(planned, { worth, bar, gain });
+    }
+    out.push({
+      ...m,
+      reason,
+      gain,
+      mandatory,
+      threshold,
+      exchangeStep,
+      makesRoomStep,
+    });
+  }
+  state.undo(scheduled.length);
+  if (illegal.length > 0) return { moves: out, drop: [illegal[0]!, ...pairOf(illegal[0]!)] };
+
+  // The worst optional move (or exchange) that does not pay, by how far it falls short.
+  let worst: PlannedMove | null = null;
+  let worstShort = 0;
+  for (const [m, w] of worths) {
+    if (m.exchangeWith) {
+      const other = worths.get(m.exchangeWith);
+      if (other === undefined) continue;
+      const short = Math.min(w.worth + other.worth - w.bar - other.bar, w.gain + other.gain);
+      if (short <= 1e-12 && (worst === null || short < worstShort)) {
+        worst = m;
+        worstShort = short;
+      }
+      continue;
+    }
+    const short = m.phase === 'spread' ? Math.min(w.worth - w.bar, w.gain) : w.worth - w.bar;
+    if (short <= 1e-12 && (worst === null || short < worstShort)) {
+      worst = m;
+      worstShort = short;
+    }
+  }
+  return { moves: out, drop: worst === null ? null : [worst, ...pairOf(worst)] };
+}
+
+function pairOf(m: PlannedMove): PlannedMove[] {
+  return m.exchangeWith ? [m.exchangeWith] : [];
+}
+
+/** A balance move's reason in words true of the state it starts from (src/planner/describe.ts). */
+function balanceReason(
+  state: ClusterState,
+  policy: Policy,
+  m: PlannedMove,
+  exchangeStep: number | null,
+): string {
+  const prefix = exchangeStep !== null ? `exchange with step ${exchangeStep}: ` : '';
+  const g = state.servers[m.server]!.group;
+  const softDelta = softGroupPenaltyDelta(state, policy, m.server, m.to);
+  if (m.softGroup) {
+    const group = state.groups[g]!;
+    return `${prefix}soft group ${group.name} (${group.policy}): one violation fewer by moving from ${state.hosts[m.from]!.name} (${hostUtil(state, m.from)}) to ${state.hosts[m.to]!.name} (${hostUtil(state, m.to)}); ${IMBALANCE_MARK}`;
+  }
+  const soft =
+    softDelta < 0 ? `; fewer violations of ${state.groups[g]!.policy} group ${state.groups[g]!.name}` : '';
+  return `${prefix}${balancingWords(state, m.server, m.from, m.to, policy.hotThreshold)}; ${IMBALANCE_MARK}${soft}`;
+}
