@@ -21,6 +21,9 @@ export function isCounted(host: Host): boolean {
   return host.service.state === 'up' && host.service.status === 'enabled';
 }
 
+/** A variance below this (a stddev of 1e-6) is recomputed exactly rather than trusted to the sums. */
+const NEAR_EVEN = 1e-12;
+
 interface DimensionSums {
   n: number;
   ref: number;
@@ -35,7 +38,8 @@ export class AggregateBalance {
   private readonly members: ReadonlySet<string>;
   private readonly countedNames: ReadonlySet<string>;
   private readonly loads = new Map<string, number[]>();
-  private readonly sums: DimensionSums[];
+  /** Taken on first need: a caller that only reads the snapshot's utilizations never pays for them. */
+  private sumsTaken: DimensionSums[] | undefined;
 
   constructor(
     private readonly world: World,
@@ -48,20 +52,49 @@ export class AggregateBalance {
     this.members = new Set(members.map((h) => h.name));
     this.countedNames = new Set(counted.map((h) => h.name));
     this.counted = counted.length;
-    this.sums = dims.map((_, d) => {
-      const utils = counted.flatMap((h) => {
-        const u = this.utilization(h.name, d);
-        return u === undefined ? [] : [u];
-      });
-      const ref = utils.length === 0 ? 0 : utils.reduce((s, u) => s + u, 0) / utils.length;
-      let s1 = 0;
-      let s2 = 0;
-      for (const u of utils) {
-        s1 += u - ref;
-        s2 += (u - ref) ** 2;
-      }
-      return { n: utils.length, ref, s1, s2 };
-    });
+  }
+
+  private get sums(): DimensionSums[] {
+    this.sumsTaken ??= this.dims.map((_, d) => this.exactSums(d));
+    return this.sumsTaken;
+  }
+
+  /** Two passes over the counted hosts: the sums without the rounding the updates have piled up. */
+  private exactSums(d: number): DimensionSums {
+    const utils: number[] = [];
+    for (const name of this.countedNames) {
+      const u = this.utilization(name, d);
+      if (u !== undefined) utils.push(u);
+    }
+    const ref = utils.length === 0 ? 0 : utils.reduce((s, u) => s + u, 0) / utils.length;
+    let s1 = 0;
+    let s2 = 0;
+    for (const u of utils) {
+      s1 += u - ref;
+      s2 += (u - ref) ** 2;
+    }
+    return { n: utils.length, ref, s1, s2 };
+  }
+
+  /**
+   * Population variance of dimension d. Near zero the updates' rounding (about 1e-17 each) would
+   * show through the square root as a stddev of 1e-9, enough to make a move that changes nothing
+   * look like a gain; there the sums are taken again exactly. Only a nearly even aggregate pays that
+   * O(hosts), and one whose utilizations are all exactly equal (a dimension nobody loads) never does.
+   */
+  private variance(d: number): number {
+    const sums = this.sums;
+    let s = sums[d]!;
+    if (s.n === 0) return 0;
+    let m = s.s1 / s.n;
+    let v = s.s2 / s.n - m * m;
+    if (v < NEAR_EVEN && (s.s1 !== 0 || s.s2 !== 0)) {
+      s = this.exactSums(d);
+      sums[d] = s;
+      m = s.s1 / s.n;
+      v = s.s2 / s.n - m * m;
+    }
+    return Math.max(0, v);
   }
 
   isMember(host: string): boolean {
@@ -109,10 +142,7 @@ export class AggregateBalance {
   imbalance(): number {
     let total = 0;
     this.dims.forEach((dim, d) => {
-      const s = this.sums[d]!;
-      if (s.n === 0) return;
-      const m = s.s1 / s.n;
-      total += dim.weight * Math.sqrt(Math.max(0, s.s2 / s.n - m * m));
+      total += dim.weight * Math.sqrt(this.variance(d));
     });
     return total;
   }
@@ -124,13 +154,14 @@ export class AggregateBalance {
   }
 
   private shift(name: string, server: Server, sign: 1 | -1): void {
+    const sums = this.sums;
     const loads = this.loadsOf(name);
     if (!loads) return;
     this.dims.forEach((dim, d) => {
       const before = this.utilization(name, d);
       loads[d]! += sign * serverLoad(server, dim);
       const after = this.utilization(name, d);
-      const s = this.sums[d]!;
+      const s = sums[d]!;
       if (!this.countedNames.has(name) || before === undefined || after === undefined) return;
       s.s1 += after - before;
       s.s2 += (after - s.ref) ** 2 - (before - s.ref) ** 2;

@@ -125,6 +125,10 @@ function checkHotFirst(ctx: ReplayContext, aggregate: AggregatePlan, ordered: re
   for (const m of ordered) if (isHot(m.from)) lastHotWave = Math.max(lastHotWave, m.wave);
   if (lastHotWave === 0) return;
   const hotHosts = [...hot.entries()].filter(([, h]) => h).map(([name]) => name);
+  const named =
+    hotHosts.length > 3
+      ? `${hotHosts.slice(0, 3).join(', ')} and ${hotHosts.length - 3} more`
+      : hotHosts.join(', ');
   for (const m of ordered) {
     if (m.mandatory !== undefined || isHot(m.from) || m.wave > lastHotWave) continue;
     ctx.report({
@@ -134,7 +138,7 @@ function checkHotFirst(ctx: ReplayContext, aggregate: AggregatePlan, ordered: re
       wave: m.wave,
       server: m.server,
       host: m.from,
-      detail: `step ${m.step} moves off ${m.from}, which does not run hot, in wave ${m.wave}, while moves off hot hosts (${hotHosts.join(', ')}, at or above ${Math.round(ctx.limits.hotThreshold * 100)}%) run until wave ${lastHotWave}`,
+      detail: `step ${m.step} moves off ${m.from}, which does not run hot, in wave ${m.wave}, while moves off hot hosts (${named}, at or above ${Math.round(ctx.limits.hotThreshold * 100)}%) run until wave ${lastHotWave}`,
     });
   }
 }
