@@ -1,5 +1,5 @@
 // What the checker holds a plan to: limits from the caller, else those the plan says it was made under.
-import type { Plan } from '../model/plan.js';
+import type { Plan, PlanThreshold } from '../model/plan.js';
 import type { Host } from '../model/snapshot.js';
 import type { DimensionDef } from '../policy/types.js';
 
@@ -26,12 +26,19 @@ export const DEFAULT_CHECK_DIMENSIONS: readonly DimensionDef[] = [
 
 export const DEFAULT_TOLERANCE = 1e-6;
 
+/** formats.md: the utilization at or above which a host runs hot when the plan does not say. Declared
+ *  here, not imported from the policy, for the same reason as the dimensions. */
+export const DEFAULT_HOT_THRESHOLD = 0.85;
+
 export interface Limits {
   maxMoves: number | undefined;
   perHostOutgoing(host: Host): number;
   globalConcurrent: number | undefined;
   dimensions: readonly DimensionDef[];
   tolerance: number;
+  /** The worth threshold the plan says its optional moves were held to; undefined: not checked. */
+  threshold: PlanThreshold | undefined;
+  hotThreshold: number;
 }
 
 export function resolveLimits(plan: Plan, options: CheckOptions = {}): Limits {
@@ -42,5 +49,7 @@ export function resolveLimits(plan: Plan, options: CheckOptions = {}): Limits {
     globalConcurrent: options.globalConcurrent ?? plan.limits?.globalConcurrent,
     dimensions: options.dimensions ?? DEFAULT_CHECK_DIMENSIONS,
     tolerance: options.tolerance ?? DEFAULT_TOLERANCE,
+    threshold: plan.limits?.threshold,
+    hotThreshold: plan.limits?.hotThreshold ?? DEFAULT_HOT_THRESHOLD,
   };
 }

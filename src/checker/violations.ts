@@ -39,6 +39,18 @@ export const VIOLATION_CODES = [
   // reported numbers
   'stats-mismatch',
   'hosts-freed-mismatch',
+  // hygiene: what an operator reads as churn (no server twice, no host both sending and receiving)
+  'server-moved-twice',
+  'wave-send-receive',
+  'host-send-receive',
+  'hot-not-first',
+  // worth: each optional move buys what it costs
+  'exchange-unpaid',
+  'nonpositive-gain',
+  'below-threshold',
+  'mandatory-mislabelled',
+  // reasons: every figure and word a reason quotes is true in step order
+  'reason-mismatch',
 ] as const;
 
 export type ViolationCode = (typeof VIOLATION_CODES)[number];
@@ -48,7 +60,7 @@ export const WHOLE_PLAN = '*';
 
 export interface Violation {
   code: ViolationCode;
-  /** The checker that found it: references, sequence, placement, capacity, server-groups, repair-only, concurrency, migratability, budget, stats. */
+  /** The checker that found it: references, sequence, placement, capacity, server-groups, repair-only, concurrency, migratability, budget, stats, hygiene, worth, reasons. */
   constraint: string;
   /** Aggregate the offending move or numbers are listed under; WHOLE_PLAN for plan-wide ones. */
   aggregate: string;

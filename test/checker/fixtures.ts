@@ -1,8 +1,9 @@
 // Tiny handwritten clusters for checker tests. Hosts default to 16 VCPU (ratio 1) and 32768 MiB in
 // zone "nova" and aggregate "gold"; usage defaults to the flavors of the servers placed on the host.
 import { aggregateOutcome, type CheckOptions, checkPlan } from '../../src/checker/index.js';
+import { serverLoad } from '../../src/checker/stats.js';
 import { buildWorld } from '../../src/checker/world.js';
-import type { AggregatePlan, Move, Plan } from '../../src/model/plan.js';
+import type { AggregatePlan, Move, Plan, PlanThreshold } from '../../src/model/plan.js';
 import type { Host, Server, ServerGroup, ServerGroupPolicy, Snapshot } from '../../src/model/snapshot.js';
 import type { DimensionDef } from '../../src/policy/types.js';
 
@@ -107,7 +108,7 @@ export function snapshot(hosts: Host[], servers: Server[], serverGroups: ServerG
 }
 
 export function move(step: number, wave: number, serverId: string, from: string, to: string): Move {
-  return { step, wave, server: serverId, from, to, phase: 'spread', reason: 'test', estimatedSeconds: 10 };
+  return { step, wave, server: serverId, from, to, phase: 'pack', reason: 'test', estimatedSeconds: 10 };
 }
 
 export interface PlanSpec {
@@ -210,4 +211,181 @@ export function twoAggregates(): Snapshot {
     [host('a1'), host('a2'), host('b1', { aggregates: ['silver'] }), host('b2', { aggregates: ['silver'] })],
     [server('s1', 'a1'), server('s2', 'b1')],
   );
+}
+
+// --- plans an operator approves (issue 23): true reasons, gains and threshold tests ---
+
+/** The threshold test plans in these fixtures are held to: small enough that the moves clear it. */
+export const TEST_THRESHOLD: PlanThreshold = {
+  level: null,
+  mandatoryOnly: false,
+  perMove: 0.001,
+  perMinute: 0.001,
+  perGiB: 0.0001,
+  minGain: 0.0001,
+  migrationCostPerSecond: 0.00001,
+  softGroupPenalty: 0.5,
+};
+
+const pctOf = (u: number): string => `${Math.round(u * 100)}%`;
+
+/** Soft-group violations counted by hand: members beyond the limit per host, or away from the biggest host. */
+function softViolations(g: ServerGroup, where: (id: string) => string): number {
+  const perHost = new Map<string, number>();
+  for (const m of g.members) perHost.set(where(m), (perHost.get(where(m)) ?? 0) + 1);
+  const counts = [...perHost.values()];
+  if (g.policy === 'soft-anti-affinity')
+    return counts.reduce((s, c) => s + Math.max(0, c - (g.rules?.max_server_per_host ?? 1)), 0);
+  if (g.policy === 'soft-affinity') return counts.reduce((s, c) => s + c, 0) - Math.max(0, ...counts);
+  return 0;
+}
+
+/**
+ * Fills in what a plan says of each move: the reason's figures and words, `gain` and, for optional
+ * balance moves, `threshold`. Everything is worked out from the snapshot placed as after the earlier
+ * steps (the stats module, checked by hand in stats.test.ts, for imbalance and means; loads summed
+ * here), not with the checker's incremental replay, so that the two can disagree.
+ */
+export function truthful(snap: Snapshot, p: Plan, dimensions: DimensionDef[] = DIMENSIONS): Plan {
+  const world = buildWorld(snap);
+  const t = p.limits?.threshold;
+  const hot = p.limits?.hotThreshold ?? 0.85;
+  const aggregates = p.aggregates.map((a) => {
+    const location = new Map(snap.servers.map((s) => [s.id, s.host] as const));
+    const counted = world
+      .hostsIn(a.name)
+      .filter((h) => h.service.state === 'up' && h.service.status === 'enabled');
+    const n = counted.length;
+    const util = (hostName: string, d: DimensionDef): number => {
+      const h = world.hosts.get(hostName)!;
+      const inv = h.inventory[d.capacity as 'VCPU' | 'MEMORY_MB']!;
+      const load = snap.servers
+        .filter((s) => location.get(s.id) === hostName)
+        .reduce((sum, s) => sum + serverLoad(s, d), 0);
+      return load / (inv.total - inv.reserved);
+    };
+    const utils = (h: string): string => dimensions.map((d) => `${d.name} ${pctOf(util(h, d))}`).join(', ');
+    const moves = [...a.moves]
+      .sort((x, y) => x.step - y.step)
+      .map((m) => {
+        const state = aggregateOutcome(world, a.name, (id) => location.get(id), dimensions).after;
+        const server = world.servers.get(m.server)!;
+        const words = [`moving ${m.server} from ${m.from} (${utils(m.from)}) to ${m.to} (${utils(m.to)})`];
+        if (dimensions.some((d) => util(m.from, d) >= hot)) words.push(`${m.from} runs hot`);
+        const cpu = dimensions[0]!;
+        const above = Math.round((util(m.from, cpu) - state.dimensions[cpu.name]!.mean!) * 100);
+        if (counted.some((h) => h.name === m.from) && above > 0)
+          words.push(`${m.from} is ${above} points above the aggregate's ${cpu.name} mean`);
+        if (dimensions.some((d) => util(m.to, d) < state.dimensions[d.name]!.mean!))
+          words.push(`${m.to} has room`);
+        const softBefore = snap.serverGroups.reduce(
+          (s, g) => s + softViolations(g, (id) => location.get(id)!),
+          0,
+        );
+        location.set(m.server, m.to);
+        const softAfter = snap.serverGroups.reduce(
+          (s, g) => s + softViolations(g, (id) => location.get(id)!),
+          0,
+        );
+        const after = aggregateOutcome(world, a.name, (id) => location.get(id), dimensions).after;
+        words.push(`imbalance ${state.imbalance.toFixed(4)} -> ${after.imbalance.toFixed(4)}`);
+        if (m.exchangeWith !== undefined) words.push(`exchange with step ${m.exchangeWith}`);
+        if (m.makesRoomFor !== undefined) words.push(`makes room for step ${m.makesRoomFor}`);
+        const gain = state.imbalance - after.imbalance;
+        const out: Move = { ...m, reason: words.join('; '), gain: Math.round(gain * 1e6) / 1e6 };
+        const optional = m.mandatory === undefined && (m.phase === 'spread' || m.softGroup === true);
+        if (t && optional) {
+          const seconds = m.estimatedSeconds;
+          const objective = Math.max(
+            t.minGain + t.migrationCostPerSecond * seconds,
+            t.perMove + (t.perMinute * seconds) / 60 + (t.perGiB * server.flavor.ramMB) / 1024,
+          );
+          const worth = gain + (t.softGroupPenalty * (softBefore - softAfter)) / n;
+          out.threshold = {
+            worth: Math.round(worth * 1e6) / 1e6,
+            bar: Math.round((objective / n) * 1e6) / 1e6,
+          };
+        }
+        return out;
+      });
+    return { ...a, moves };
+  });
+  return withTrueStats(snap, { ...p, aggregates }, dimensions);
+}
+
+/**
+ * A plan an operator approves, over two aggregates, using every new field:
+ * gold: g1 runs hot (cpu 88%); g4 is disabled; b1 and b2 break their anti-affinity group on g2;
+ *   a2 and a3 share g1 against their soft anti-affinity group.
+ * silver: s1 trades its big x1 for s2's small y1 (an exchange); z1 leaves s3 to make room for v1.
+ */
+export function approvedPlan(): { snap: Snapshot; plan: Plan } {
+  const cpu = (c: number, ramMB = 4096): ServerSpec => ({ vcpus: 2, ramMB, load: { cpu: c } });
+  const snap = snapshot(
+    [
+      host('g1'),
+      host('g2'),
+      host('g3'),
+      host('g4', { status: 'disabled' }),
+      host('g5'),
+      ...['s1', 's2', 's3', 's4', 's5'].map((n) => host(n, { aggregates: ['silver'] })),
+    ],
+    [
+      server('a1', 'g1', cpu(6)),
+      server('a2', 'g1', cpu(4)),
+      server('a3', 'g1', cpu(4)),
+      server('b1', 'g2', cpu(2)),
+      server('b2', 'g2', cpu(2)),
+      server('c1', 'g3', cpu(1)),
+      server('d1', 'g4', cpu(1)),
+      server('e1', 'g5', cpu(3)),
+      server('x1', 's1', cpu(8, 8192)),
+      server('x2', 's1', cpu(2)),
+      server('y1', 's2', cpu(1, 2048)),
+      server('y2', 's2', cpu(1)),
+      server('z1', 's3', cpu(4)),
+      server('v1', 's5', cpu(6)),
+      server('v2', 's5', cpu(5)),
+    ],
+    [group('db', 'anti-affinity', ['b1', 'b2']), group('web', 'soft-anti-affinity', ['a2', 'a3'])],
+  );
+  const m = (
+    step: number,
+    wave: number,
+    id: string,
+    from: string,
+    to: string,
+    extra: Partial<Move> = {},
+  ): Move => ({
+    ...move(step, wave, id, from, to),
+    phase: 'spread',
+    ...extra,
+  });
+  const raw = plan(
+    snap,
+    {
+      gold: [
+        m(1, 1, 'a1', 'g1', 'g3'),
+        m(2, 1, 'b2', 'g2', 'g5', { phase: 'affinity', mandatory: 'hard-group' }),
+        m(3, 2, 'a3', 'g1', 'g3', { phase: 'affinity', softGroup: true }),
+        m(4, 2, 'd1', 'g4', 'g2', { phase: 'evacuate', mandatory: 'evacuation' }),
+      ],
+      silver: [
+        m(1, 1, 'x1', 's1', 's2', { exchangeWith: 3 }),
+        m(2, 1, 'z1', 's3', 's4', { makesRoomFor: 4 }),
+        m(3, 2, 'y1', 's2', 's1', { exchangeWith: 1 }),
+        m(4, 2, 'v1', 's5', 's3'),
+      ],
+    },
+    {
+      limits: {
+        maxMoves: 20,
+        perHostOutgoing: 1,
+        globalConcurrent: 10,
+        threshold: TEST_THRESHOLD,
+        hotThreshold: 0.85,
+      },
+    },
+  );
+  return { snap, plan: truthful(snap, raw) };
 }

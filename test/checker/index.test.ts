@@ -33,15 +33,13 @@ describe('checkPlan', () => {
       snap,
       {
         gold: [
-          move(1, 1, 'a2', 'g1', 'g3'),
+          { ...move(1, 1, 'a2', 'g1', 'g3'), makesRoomFor: 2, reason: 'a2 makes room for step 2' },
           // e1 can land on g1 only once a2's claim there is released at the end of wave 1.
-          move(2, 2, 'a1', 'g1', 'g2'),
-          move(3, 2, 'e1', 'g4', 'g1'),
-          move(4, 3, 'e1', 'g1', 'g3'),
+          { ...move(2, 2, 'e1', 'g4', 'g1'), phase: 'evacuate', mandatory: 'evacuation' },
         ],
         silver: [move(1, 1, 'x2', 's1', 's2')],
       },
-      { limits: { maxMoves: 5, perHostOutgoing: 1, globalConcurrent: 2 } },
+      { limits: { maxMoves: 3, perHostOutgoing: 1, globalConcurrent: 2 } },
     );
     expect(checkPlan(snap, p)).toEqual({ ok: true, violations: [] });
   });
@@ -68,9 +66,12 @@ describe('checkPlan', () => {
       'budget-exceeded',
       'capacity-exceeded',
       'host-in-wrong-aggregate',
+      'host-send-receive', // g2 receives a2 and a1 and sends ghost
+      'hot-not-first', // g1 runs hot (memory 100%); ghost leaves cool g2 in the same wave
       'per-host-concurrency',
       'steps-not-ordered',
       'unknown-server',
+      'wave-send-receive',
     ]);
     expect(result.violations.every((v) => VIOLATION_CODES.includes(v.code))).toBe(true);
   });

@@ -10,6 +10,7 @@ import type { Host, Server, Snapshot } from '../../src/model/snapshot.js';
 import { planSnapshot } from '../../src/planner/index.js';
 import { DEFAULT_POLICY } from '../../src/policy/defaults.js';
 import { synthesizeSnapshot } from '../../src/snapshot/synth.js';
+import { approvedPlan } from './fixtures.js';
 
 interface Base {
   snap: Snapshot;
@@ -474,6 +475,281 @@ const MUTATIONS: Mutation[] = [
   },
 ];
 
+// Issue 23's codes judge a plan as an operator reads it. The planner meets them only once its own
+// part of issue 23 lands, so their mutations start from a hand-made plan an operator approves
+// (fixtures.ts approvedPlan: an exchange, a make-room pair, a hot host, an evacuation, hard and soft
+// group moves, true reasons and threshold tests), and the planner-made bases are held to the
+// codes the planner already guarantees.
+const ISSUE_23_CODES: ReadonlySet<ViolationCode> = new Set([
+  'server-moved-twice',
+  'wave-send-receive',
+  'host-send-receive',
+  'hot-not-first',
+  'exchange-unpaid',
+  'nonpositive-gain',
+  'below-threshold',
+  'mandatory-mislabelled',
+  'reason-mismatch',
+]);
+
+interface Approved {
+  snap: Snapshot;
+  plan: Plan;
+  /** A move by aggregate name and step. */
+  at(aggregate: string, step: number): Move;
+  serverOf(id: string): Server;
+}
+
+function approved(): Approved {
+  const { snap, plan } = approvedPlan();
+  return {
+    snap,
+    plan,
+    at: (aggregate, step) =>
+      plan.aggregates.find((a) => a.name === aggregate)!.moves.find((m) => m.step === step)!,
+    serverOf: (id) => snap.servers.find((s) => s.id === id)!,
+  };
+}
+
+interface HandMutation {
+  code: ViolationCode;
+  what: string;
+  /** The ways to break the rule; k picks one, and may pick what it acts on. */
+  variants: Array<(b: Approved, k: number) => Mutated>;
+}
+
+const allMoves = (p: Plan): Array<{ aggregate: string; move: Move }> =>
+  p.aggregates.flatMap((a) => a.moves.map((move) => ({ aggregate: a.name, move })));
+
+/** Replaces the first `N%` of a reason by one point more. */
+const bumpPercent = (reason: string): string =>
+  reason.replace(/(\d+)%/, (_, n: string) => `${Number(n) + 1}%`);
+
+const HAND_MUTATIONS: HandMutation[] = [
+  {
+    code: 'server-moved-twice',
+    what: 'a server moved on again in a later wave',
+    variants: [
+      (b, k) => {
+        const { aggregate, move } = allMoves(b.plan)[k % allMoves(b.plan).length]!;
+        const agg = b.plan.aggregates.find((a) => a.name === aggregate)!;
+        const last = agg.moves[agg.moves.length - 1]!;
+        agg.moves.push({ ...move, step: last.step + 1, wave: last.wave + 1, from: move.to, to: move.from });
+        return b;
+      },
+    ],
+  },
+  {
+    code: 'wave-send-receive',
+    what: 'a host both sending and receiving in one wave',
+    variants: [
+      (b) => {
+        // d1 arrives on g2 in the wave b2 leaves it.
+        b.at('gold', 4).wave = 1;
+        return b;
+      },
+      (b) => {
+        // The exchange's two halves squeezed into one wave.
+        b.at('silver', 3).wave = 1;
+        return b;
+      },
+    ],
+  },
+  {
+    code: 'host-send-receive',
+    what: 'a host that sends and receives, outside the exemptions',
+    variants: [
+      (b) => {
+        delete b.at('silver', 3).exchangeWith;
+        return b;
+      },
+      (b) => {
+        b.at('silver', 1).exchangeWith = 4;
+        return b;
+      },
+      (b) => {
+        delete b.at('silver', 2).makesRoomFor;
+        return b;
+      },
+      (b) => {
+        // g2 sends b2 and receives d1: exempt only while both are mandatory.
+        delete b.at('gold', 4).mandatory;
+        return b;
+      },
+    ],
+  },
+  {
+    code: 'hot-not-first',
+    what: 'a move among cool hosts before the hot hosts are relieved',
+    variants: [
+      (b) => {
+        // s1 (63%) and s5 (69%) run hot at 60%; z1 leaves cool s3 in wave 1 beside them.
+        b.plan.limits = { ...b.plan.limits!, hotThreshold: 0.6 };
+        return b;
+      },
+      (b) => {
+        // b2 loses its mandatory label: an optional move off cool g2 in wave 1, while g1 runs hot.
+        const m = b.at('gold', 2);
+        delete m.mandatory;
+        m.phase = 'spread';
+        return b;
+      },
+    ],
+  },
+  {
+    code: 'exchange-unpaid',
+    what: 'an exchange that is malformed or does not pay',
+    variants: [
+      (b) => {
+        const m = b.at('silver', 3);
+        m.reason = m.reason.replace('exchange with step 1', 'trading places');
+        return b;
+      },
+      (b) => {
+        b.at('silver', 3).exchangeWith = 2;
+        return b;
+      },
+      (b) => {
+        // Redirect one half: the two no longer swap the same two hosts.
+        b.at('silver', 3).to = 's4';
+        return b;
+      },
+      (b) => {
+        // y1 as big as x1: trading them buys nothing.
+        const y1 = b.serverOf('y1');
+        y1.load = { cpu: 8 };
+        y1.flavor.ramMB = 8192;
+        return b;
+      },
+      (b) => {
+        // Costs so high that the pair's worth no longer clears their bars.
+        const t = b.plan.limits!.threshold!;
+        b.plan.limits = { ...b.plan.limits!, threshold: { ...t, perMove: 0.05 } };
+        return b;
+      },
+    ],
+  },
+  {
+    code: 'nonpositive-gain',
+    what: 'a spread move that gains nothing and makes room for no named step',
+    variants: [
+      (b) => {
+        delete b.at('silver', 2).makesRoomFor;
+        return b;
+      },
+      (b) => {
+        const m = b.at('silver', 2);
+        m.reason = m.reason.replace('; makes room for step 4', '');
+        return b;
+      },
+      (b) => {
+        // Step 3 goes into s1, not into z1's source s3.
+        b.at('silver', 2).makesRoomFor = 3;
+        return b;
+      },
+    ],
+  },
+  {
+    code: 'below-threshold',
+    what: 'an optional move whose threshold test is missing, misquoted or failed',
+    variants: [
+      (b, k) => {
+        const optional = allMoves(b.plan).filter((x) => x.move.threshold);
+        delete optional[k % optional.length]!.move.threshold;
+        return b;
+      },
+      (b, k) => {
+        const optional = allMoves(b.plan).filter((x) => x.move.threshold);
+        optional[k % optional.length]!.move.threshold!.bar += 0.001;
+        return b;
+      },
+      (b) => {
+        const t = b.plan.limits!.threshold!;
+        b.plan.limits = { ...b.plan.limits!, threshold: { ...t, perMove: 1 } };
+        return b;
+      },
+      (b) => {
+        const t = b.plan.limits!.threshold!;
+        b.plan.limits = { ...b.plan.limits!, threshold: { ...t, mandatoryOnly: true, level: 1 } };
+        return b;
+      },
+    ],
+  },
+  {
+    code: 'mandatory-mislabelled',
+    what: 'a mandatory label that is not true',
+    variants: [
+      (b) => {
+        b.at('gold', 1).mandatory = 'evacuation';
+        return b;
+      },
+      (b) => {
+        // g4 back in service: nothing to evacuate.
+        b.snap.hosts.find((h) => h.name === 'g4')!.service.status = 'enabled';
+        return b;
+      },
+      (b) => {
+        // a3's group is soft: not a hard-group repair.
+        const m = b.at('gold', 3);
+        delete m.softGroup;
+        m.mandatory = 'hard-group';
+        return b;
+      },
+      (b) => {
+        // The db group no longer has b1 with b2: moving b2 repairs nothing.
+        b.snap.serverGroups.find((g) => g.name === 'db')!.members = ['b2', 'c1'];
+        return b;
+      },
+    ],
+  },
+  {
+    code: 'reason-mismatch',
+    what: 'a reason quoting a figure or a word the replay does not give',
+    variants: [
+      (b, k) => {
+        const { move } = allMoves(b.plan)[k % allMoves(b.plan).length]!;
+        move.reason = bumpPercent(move.reason);
+        return b;
+      },
+      (b, k) => {
+        const { move } = allMoves(b.plan)[k % allMoves(b.plan).length]!;
+        move.reason = move.reason.replace(
+          /imbalance (\d+\.\d+)/,
+          (_, x: string) => `imbalance ${(Number(x) + 0.01).toFixed(4)}`,
+        );
+        return b;
+      },
+      (b, k) => {
+        const cool = allMoves(b.plan).filter((x) => x.move.from !== 'g1');
+        const { move } = cool[k % cool.length]!;
+        move.reason += `; ${move.from} runs hot`;
+        return b;
+      },
+      (b) => {
+        const m = b.at('gold', 1);
+        m.reason = m.reason.replace('53 points above', '48 points above');
+        return b;
+      },
+      (b) => {
+        // g1 is above the mean in every dimension: it has no room.
+        const m = b.at('gold', 1);
+        m.reason += '; g1 has room';
+        return b;
+      },
+      (b, k) => {
+        const { move } = allMoves(b.plan)[k % allMoves(b.plan).length]!;
+        move.gain = (move.gain ?? 0) + 0.001;
+        return b;
+      },
+      (b) => {
+        const m = b.at('silver', 2);
+        m.reason = m.reason.replace('makes room for step 4', 'makes room for step 3');
+        return b;
+      },
+    ],
+  },
+];
+
 const picked: fc.Arbitrary<Omit<Picked, 'base'> & { b: number }> = fc.record({
   b: fc.nat({ max: 2 }),
   a: fc.nat(),
@@ -484,15 +760,43 @@ const picked: fc.Arbitrary<Omit<Picked, 'base'> & { b: number }> = fc.record({
 describe('checker mutation tests: every guarantee, broken on purpose, is flagged by its code', () => {
   it('starts from valid plans that move servers in every aggregate', () => {
     for (const { snap, plan } of bases) {
-      expect(checkPlan(snap, plan).violations).toEqual([]);
+      const found = checkPlan(snap, plan).violations.filter((v) => !ISSUE_23_CODES.has(v.code));
+      expect(found).toEqual([]);
       expect(plan.aggregates.filter((a) => a.moves.length > 0).length).toBeGreaterThanOrEqual(2);
     }
+    const { snap, plan } = approvedPlan();
+    expect(checkPlan(snap, plan).violations).toEqual([]);
+  });
+
+  // A tripwire for the lead: it fails as soon as the planner's plans meet issue 23's codes, and the
+  // filter above (and this test) must then go.
+  it.fails("planner-made bases do not yet meet issue 23's codes", () => {
+    for (const { snap, plan } of bases) expect(checkPlan(snap, plan).violations).toEqual([]);
   });
 
   it('covers every violation code the checker has', async () => {
     const { VIOLATION_CODES } = await import('../../src/checker/index.js');
-    expect([...new Set(MUTATIONS.map((m) => m.code))].sort()).toEqual([...VIOLATION_CODES].sort());
+    const covered = [...MUTATIONS, ...HAND_MUTATIONS].map((m) => m.code);
+    expect([...new Set(covered)].sort()).toEqual([...VIOLATION_CODES].sort());
   });
+
+  it.each(HAND_MUTATIONS.map((m) => [m.code, m.what, m] as const))(
+    '%s: %s (hand-made approved plan)',
+    (code, _what, mutation) => {
+      const used = new Set<number>();
+      fc.assert(
+        fc.property(fc.nat(), fc.nat(), (v, k) => {
+          const variant = v % mutation.variants.length;
+          used.add(variant);
+          const mutated = mutation.variants[variant]!(approved(), k);
+          const found = checkPlan(mutated.snap, mutated.plan).violations.map((x) => x.code);
+          expect(found).toContain(code);
+        }),
+        { numRuns: 40, seed: 7 },
+      );
+      expect(used.size).toBe(mutation.variants.length);
+    },
+  );
 
   it.each(MUTATIONS.map((m) => [m.code, m.what, m] as const))('%s: %s', (code, _what, mutation) => {
     let applied = 0;

@@ -4,11 +4,14 @@ import { balanceStatsChecker } from './balance-stats.js';
 import { budgetChecker } from './budget.js';
 import { capacityChecker } from './capacity.js';
 import { concurrencyChecker } from './concurrency.js';
+import { hygieneChecker } from './hygiene.js';
 import { migratabilityChecker } from './migratability.js';
 import { placementChecker } from './placement.js';
+import { reasonsChecker } from './reasons.js';
 import { repairOnlyChecker } from './repair-only.js';
 import { sequenceChecker } from './sequence.js';
 import { serverGroupChecker } from './server-groups.js';
+import { worthChecker } from './worth.js';
 
 /** Factories, since checkers keep state for one replay. */
 export const CHECKERS: ReadonlyArray<() => PlanChecker> = [
@@ -21,4 +24,7 @@ export const CHECKERS: ReadonlyArray<() => PlanChecker> = [
   concurrencyChecker,
   capacityChecker,
   balanceStatsChecker,
+  hygieneChecker,
+  worthChecker,
+  reasonsChecker,
 ];

@@ -5,7 +5,7 @@
 import type { ServerGroup } from '../../model/snapshot.js';
 import type { PlanChecker, ReplayContext, ResolvedMove } from '../replay.js';
 
-type Locate = (serverId: string) => string | undefined;
+export type Locate = (serverId: string) => string | undefined;
 
 function membersPerHost(group: ServerGroup, locate: Locate): Map<string, number> {
   const counts = new Map<string, number>();
@@ -16,18 +16,28 @@ function membersPerHost(group: ServerGroup, locate: Locate): Map<string, number>
   return counts;
 }
 
-/** formats.md: anti-affinity counts members beyond max_server_per_host on each host; affinity counts
- *  members away from the host holding most of them (the count is the same whichever tied host). */
-export function groupViolations(group: ServerGroup, locate: Locate): number {
+function violationsAs(kind: 'affinity' | 'anti-affinity', group: ServerGroup, locate: Locate): number {
   const counts = [...membersPerHost(group, locate).values()];
-  if (group.policy === 'anti-affinity') {
+  if (kind === 'anti-affinity') {
     const limit = group.rules?.max_server_per_host ?? 1;
     return counts.reduce((sum, c) => sum + Math.max(0, c - limit), 0);
   }
-  if (group.policy === 'affinity') {
-    const placed = counts.reduce((sum, c) => sum + c, 0);
-    return placed - Math.max(0, ...counts);
-  }
+  const placed = counts.reduce((sum, c) => sum + c, 0);
+  return placed - Math.max(0, ...counts);
+}
+
+/** formats.md: anti-affinity counts members beyond max_server_per_host on each host; affinity counts
+ *  members away from the host holding most of them (the count is the same whichever tied host). */
+export function groupViolations(group: ServerGroup, locate: Locate): number {
+  if (group.policy === 'anti-affinity' || group.policy === 'affinity')
+    return violationsAs(group.policy, group, locate);
+  return 0;
+}
+
+/** The same counts for the soft policies, which are weighed (softGroupPenalty), never vetoed. */
+export function softGroupViolations(group: ServerGroup, locate: Locate): number {
+  if (group.policy === 'soft-anti-affinity') return violationsAs('anti-affinity', group, locate);
+  if (group.policy === 'soft-affinity') return violationsAs('affinity', group, locate);
   return 0;
 }
 

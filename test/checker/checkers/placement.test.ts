@@ -101,7 +101,8 @@ const cases: Case[] = [
         plan: plan(snap, { gold: [move(1, 1, 's1', 'h1', 'h2'), move(2, 2, 's1', 'h2', 'h3')] }),
       };
     },
-    want: [],
+    // Placement accepts it; hygiene flags the second move of one server and h2 both receiving and sending.
+    want: ['host-send-receive', 'server-moved-twice'],
   },
   {
     name: 'a later step that forgets an earlier move',
@@ -112,7 +113,7 @@ const cases: Case[] = [
         plan: plan(snap, { gold: [move(1, 1, 's1', 'h1', 'h2'), move(2, 2, 's1', 'h1', 'h3')] }),
       };
     },
-    want: ['server-not-on-source'],
+    want: ['server-moved-twice', 'server-not-on-source'],
   },
 ];
 

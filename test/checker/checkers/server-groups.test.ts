@@ -48,7 +48,8 @@ const cases: Case[] = [
       move(1, 1, 's1', 'h1', 'h2'),
       move(2, 1, 's3', 'h2', 'h1'),
     ]),
-    want: ['anti-affinity-worse'],
+    // An undeclared swap in one wave is also a hygiene violation on both hosts.
+    want: ['anti-affinity-worse', 'host-send-receive', 'wave-send-receive'],
   },
   {
     name: 'affinity: leaving the group\u2019s host',

@@ -1,0 +1,159 @@
+// Plan hygiene, as an operator reads a plan: churn they would reject even when every move is legal.
+// A server moves once; no host both sends and receives in one wave; a host is both a source and a
+// destination of an aggregate's plan only when the two moves are both demanded by rules, are the
+// two halves of a declared exchange, or the one leaves to make room for the other; and while some
+// hosts run hot, moves between cool hosts wait until the hot ones are relieved.
+import type { AggregatePlan, Move } from '../../model/plan.js';
+import { AggregateBalance } from '../balance-replay.js';
+import { executionOrder, type PlanChecker, type ReplayContext, type Report } from '../replay.js';
+import { WHOLE_PLAN } from '../violations.js';
+
+function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
+}
+
+function checkMovedOnce(ctx: ReplayContext): void {
+  const seen = new Map<string, Array<{ aggregate: string; move: Move }>>();
+  for (const aggregate of ctx.plan.aggregates) {
+    for (const move of executionOrder(aggregate))
+      push(seen, move.server, { aggregate: aggregate.name, move });
+  }
+  for (const [server, moves] of seen) {
+    if (moves.length < 2) continue;
+    const second = moves[1]!;
+    const aggregates = new Set(moves.map((m) => m.aggregate));
+    const where = moves.map((m) =>
+      aggregates.size > 1 ? `${m.aggregate} step ${m.move.step}` : `step ${m.move.step}`,
+    );
+    ctx.report({
+      code: 'server-moved-twice',
+      aggregate: aggregates.size > 1 ? WHOLE_PLAN : second.aggregate,
+      step: aggregates.size > 1 ? undefined : second.move.step,
+      wave: aggregates.size > 1 ? undefined : second.move.wave,
+      server,
+      detail: `server ${server} moves ${moves.length} times (${where.join(', ')}); a plan moves a server at most once`,
+    });
+  }
+}
+
+function checkWaves(aggregate: AggregatePlan, ordered: readonly Move[], report: Report): void {
+  const byWave = new Map<number, Move[]>();
+  for (const move of ordered) push(byWave, move.wave, move);
+  for (const [wave, moves] of byWave) {
+    const sends = new Map<string, Move[]>();
+    for (const m of moves) push(sends, m.from, m);
+    const reported = new Set<string>();
+    for (const m of moves) {
+      // A move onto its own source is destination-is-source, not a host trading load in a wave.
+      const out = (sends.get(m.to) ?? []).filter((x) => x !== m);
+      if (out.length === 0 || reported.has(m.to)) continue;
+      reported.add(m.to);
+      const into = moves.filter((x) => x.to === m.to && x.from !== m.to).map((x) => x.step);
+      const outSteps = out.map((x) => x.step);
+      report({
+        code: 'wave-send-receive',
+        aggregate: aggregate.name,
+        step: Math.max(outSteps[0]!, into[0]!),
+        wave,
+        host: m.to,
+        detail: `in wave ${wave}, ${m.to} is the source of step${outSteps.length > 1 ? 's' : ''} ${outSteps.join(', ')} and the destination of step${into.length > 1 ? 's' : ''} ${into.join(', ')}`,
+      });
+    }
+  }
+}
+
+/** Why a host may send in `s` and receive in `r`; undefined when nothing excuses it. */
+function excused(s: Move, r: Move): boolean {
+  if (s.mandatory !== undefined && r.mandatory !== undefined) return true;
+  if (s.exchangeWith === r.step && r.exchangeWith === s.step) return true;
+  return s.makesRoomFor === r.step;
+}
+
+function checkSendReceive(aggregate: AggregatePlan, ordered: readonly Move[], report: Report): void {
+  const sends = new Map<string, Move[]>();
+  const receives = new Map<string, Move[]>();
+  for (const m of ordered) {
+    push(sends, m.from, m);
+    push(receives, m.to, m);
+  }
+  for (const [host, out] of sends) {
+    const into = receives.get(host);
+    if (!into) continue;
+    let count = 0;
+    let first: [Move, Move] | undefined;
+    for (const s of out) {
+      for (const r of into) {
+        if (s === r || excused(s, r)) continue;
+        count++;
+        first ??= [s, r];
+      }
+    }
+    if (!first) continue;
+    const [s, r] = first;
+    const later = s.step > r.step ? s : r;
+    const more = count > 1 ? ` (${count - 1} more such pair${count > 2 ? 's' : ''})` : '';
+    report({
+      code: 'host-send-receive',
+      aggregate: aggregate.name,
+      step: later.step,
+      wave: later.wave,
+      server: later.server,
+      host,
+      detail: `${host} is the source of step ${s.step} and the destination of step ${r.step}${more}, and the two are neither both mandatory, nor a declared exchange, nor a move making room for the other`,
+    });
+  }
+}
+
+/** While hot hosts exist, a move off a cool host waits until the last wave with a move off a hot one. */
+function checkHotFirst(ctx: ReplayContext, aggregate: AggregatePlan, ordered: readonly Move[]): void {
+  if (ordered.length === 0) return;
+  const balance = new AggregateBalance(ctx.world, aggregate.name, ctx.limits.dimensions);
+  const hot = new Map<string, boolean>();
+  const isHot = (name: string): boolean => {
+    let known = hot.get(name);
+    if (known === undefined) {
+      known =
+        balance.isCounted(name) &&
+        balance.dims.some((_, d) => (balance.utilization(name, d) ?? 0) >= ctx.limits.hotThreshold);
+      hot.set(name, known);
+    }
+    return known;
+  };
+  let lastHotWave = 0;
+  for (const m of ordered) if (isHot(m.from)) lastHotWave = Math.max(lastHotWave, m.wave);
+  if (lastHotWave === 0) return;
+  const hotHosts = [...hot.entries()].filter(([, h]) => h).map(([name]) => name);
+  const named =
+    hotHosts.length > 3
+      ? `${hotHosts.slice(0, 3).join(', ')} and ${hotHosts.length - 3} more`
+      : hotHosts.join(', ');
+  for (const m of ordered) {
+    if (m.mandatory !== undefined || isHot(m.from) || m.wave > lastHotWave) continue;
+    ctx.report({
+      code: 'hot-not-first',
+      aggregate: aggregate.name,
+      step: m.step,
+      wave: m.wave,
+      server: m.server,
+      host: m.from,
+      detail: `step ${m.step} moves off ${m.from}, which does not run hot, in wave ${m.wave}, while moves off hot hosts (${named}, at or above ${Math.round(ctx.limits.hotThreshold * 100)}%) run until wave ${lastHotWave}`,
+    });
+  }
+}
+
+export function hygieneChecker(): PlanChecker {
+  return {
+    constraint: 'hygiene',
+    startsWith(ctx: ReplayContext): void {
+      checkMovedOnce(ctx);
+      for (const aggregate of ctx.plan.aggregates) {
+        const ordered = executionOrder(aggregate);
+        checkWaves(aggregate, ordered, ctx.report);
+        checkSendReceive(aggregate, ordered, ctx.report);
+        checkHotFirst(ctx, aggregate, ordered);
+      }
+    },
+  };
+}
