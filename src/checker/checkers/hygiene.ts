@@ -1,7 +1,8 @@
 // Plan hygiene, as an operator reads a plan: churn they would reject even when every move is legal.
 // A server moves once; no host both sends and receives in one wave; a host is both a source and a
-// destination of an aggregate's plan only when the two moves are both demanded by rules, are the
-// two halves of a declared exchange, or the one leaves to make room for the other; and while some
+// destination of an aggregate's plan only when the two moves are both demanded by rules, one of
+// them is half of a declared exchange (an exchange's two hosts trade one server each way, and
+// exchange-unpaid judges the pair), or the one leaves to make room for the other; and while some
 // hosts run hot, moves between cool hosts wait until the hot ones are relieved.
 import type { AggregatePlan, Move } from '../../model/plan.js';
 import { AggregateBalance } from '../balance-replay.js';
@@ -64,11 +65,26 @@ function checkWaves(aggregate: AggregatePlan, ordered: readonly Move[], report: 
   }
 }
 
-/** Why a host may send in `s` and receive in `r`; undefined when nothing excuses it. */
-function excused(s: Move, r: Move): boolean {
+/**
+ * Whether a host may send in `s` and receive in `r`. Load that goes back and forth is a plain
+ * move in and a plain move out; an exchange's half is not plain: its pair is judged on its own
+ * (exchange-unpaid), so a host that gives may also trade one server each way in an exchange.
+ */
+function excused(s: Move, r: Move, traded: ReadonlySet<Move>): boolean {
   if (s.mandatory !== undefined && r.mandatory !== undefined) return true;
-  if (s.exchangeWith === r.step && r.exchangeWith === s.step) return true;
+  if (traded.has(s) || traded.has(r)) return true;
   return s.makesRoomFor === r.step;
+}
+
+/** The halves of well-formed exchanges: reciprocal, the same two hosts each way. */
+function exchangeHalves(ordered: readonly Move[]): Set<Move> {
+  const byStep = new Map(ordered.map((m) => [m.step, m]));
+  const out = new Set<Move>();
+  for (const m of ordered) {
+    const o = m.exchangeWith === undefined ? undefined : byStep.get(m.exchangeWith);
+    if (o && o !== m && o.exchangeWith === m.step && o.from === m.to && o.to === m.from) out.add(m);
+  }
+  return out;
 }
 
 function checkSendReceive(aggregate: AggregatePlan, ordered: readonly Move[], report: Report): void {
@@ -78,6 +94,7 @@ function checkSendReceive(aggregate: AggregatePlan, ordered: readonly Move[], re
     push(sends, m.from, m);
     push(receives, m.to, m);
   }
+  const traded = exchangeHalves(ordered);
   for (const [host, out] of sends) {
     const into = receives.get(host);
     if (!into) continue;
@@ -85,7 +102,7 @@ function checkSendReceive(aggregate: AggregatePlan, ordered: readonly Move[], re
     let first: [Move, Move] | undefined;
     for (const s of out) {
       for (const r of into) {
-        if (s === r || excused(s, r)) continue;
+        if (s === r || excused(s, r, traded)) continue;
         count++;
         first ??= [s, r];
       }
@@ -101,12 +118,16 @@ function checkSendReceive(aggregate: AggregatePlan, ordered: readonly Move[], re
       wave: later.wave,
       server: later.server,
       host,
-      detail: `${host} is the source of step ${s.step} and the destination of step ${r.step}${more}, and the two are neither both mandatory, nor a declared exchange, nor a move making room for the other`,
+      detail: `${host} is the source of step ${s.step} and the destination of step ${r.step}${more}, and the two are neither both mandatory, nor half of a declared exchange, nor a move making room for the other`,
     });
   }
 }
 
-/** While hot hosts exist, a move off a cool host waits until the last wave with a move off a hot one. */
+/**
+ * While hot hosts exist, a move off a cool host waits until the last wave with a move off a hot
+ * one. The cool half of an exchange with a hot host is part of its relief, not a move among cool
+ * hosts.
+ */
 function checkHotFirst(ctx: ReplayContext, aggregate: AggregatePlan, ordered: readonly Move[]): void {
   if (ordered.length === 0) return;
   const balance = new AggregateBalance(ctx.world, aggregate.name, ctx.limits.dimensions);
@@ -129,8 +150,12 @@ function checkHotFirst(ctx: ReplayContext, aggregate: AggregatePlan, ordered: re
     hotHosts.length > 3
       ? `${hotHosts.slice(0, 3).join(', ')} and ${hotHosts.length - 3} more`
       : hotHosts.join(', ');
+  const traded = exchangeHalves(ordered);
+  const byStep = new Map(ordered.map((m) => [m.step, m]));
+  const relievesHot = (m: Move): boolean =>
+    traded.has(m) && m.exchangeWith !== undefined && isHot(byStep.get(m.exchangeWith)!.from);
   for (const m of ordered) {
-    if (m.mandatory !== undefined || isHot(m.from) || m.wave > lastHotWave) continue;
+    if (m.mandatory !== undefined || isHot(m.from) || m.wave > lastHotWave || relievesHot(m)) continue;
     ctx.report({
       code: 'hot-not-first',
       aggregate: aggregate.name,
