@@ -349,6 +349,12 @@ export async function parseServiceConfig(doc: unknown, opts: ParseOptions): Prom
         host: u.api?.host ?? b.api?.host ?? '127.0.0.1',
         port: u.api?.port ?? b.api?.port ?? 8780,
         policyFile: u.api?.policy ? resolve(opts.baseDir, u.api.policy) : null,
+        allowedHosts: (u.api?.allowedHosts ?? b.api?.allowedHosts ?? []).map((h) => h.toLowerCase()),
+        loginThrottle: {
+          perName: u.api?.loginThrottle?.perName ?? b.api?.loginThrottle?.perName ?? 5,
+          perAddress: u.api?.loginThrottle?.perAddress ?? b.api?.loginThrottle?.perAddress ?? 20,
+          windowMs: u.api?.loginThrottle?.window ?? b.api?.loginThrottle?.window ?? 60_000,
+        },
       },
       stateDir: resolve(opts.baseDir, u.stateDir ?? b.stateDir ?? '.'),
       cycleIntervalMs,
