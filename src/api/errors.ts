@@ -37,7 +37,7 @@ export function fieldPath(context: string, segments: string[]): string {
 function lookup(input: unknown, segments: string[]): unknown {
   let cur = input;
   for (const s of segments) {
-    if (cur === null || typeof cur !== 'object') return undefined;
+    if (cur === null || typeof cur !== 'object' || !Object.hasOwn(cur, s)) return undefined;
     cur = (cur as Record<string, unknown>)[s];
   }
   return cur;

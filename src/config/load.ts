@@ -14,6 +14,7 @@ import { toInputIssues } from '../formats/schema-helpers.js';
 import { DEFAULT_POLICY } from '../policy/defaults.js';
 import { compilePolicy, loadPolicyFile } from '../policy/load.js';
 import type { Policy } from '../policy/types.js';
+import { setOwn } from '../util/maps.js';
 import { validationSettings } from '../validation/settings.js';
 import { BUILTIN_AGGREGATE, BUILTIN_SERVICE, BUILTIN_VCPU_RATIO } from './defaults.js';
 import { formatDuration } from './duration.js';
@@ -308,10 +309,11 @@ export async function parseServiceConfig(doc: unknown, opts: ParseOptions): Prom
   const defaults = await resolveLayers('*', base);
   const aggregates: Record<string, AggregateConfig> = {};
   for (const [name, layer] of Object.entries(u.aggregates ?? {})) {
-    aggregates[name] = await resolveLayers(name, [
-      ...base,
-      { layer, path: formatPath(['aggregates', name]) },
-    ]);
+    setOwn(
+      aggregates,
+      name,
+      await resolveLayers(name, [...base, { layer, path: formatPath(['aggregates', name]) }]),
+    );
   }
 
   const unique = [...new Map(issues.map((i) => [`${i.file}|${i.path}|${i.message}`, i])).values()];

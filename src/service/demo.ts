@@ -20,6 +20,7 @@ import { type SimServerHandle, startSimServer } from '../sim/http/server.js';
 import { staticLoadModel } from '../sim/load.js';
 import { SimCloud } from '../sim/model.js';
 import { openStore, type Store } from '../store/store.js';
+import { own } from '../util/maps.js';
 import { type ServiceApi, startServiceApi } from './api.js';
 import { auditCalls } from './call-audit.js';
 import { AicerineService, type ServiceCycleReport } from './service.js';
@@ -191,7 +192,7 @@ export async function startDemo(o: DemoOptions): Promise<Demo> {
         completedBefore.set(a.aggregate, total);
         lines.push({
           aggregate: a.aggregate,
-          mode: config.aggregates[a.aggregate]?.mode ?? config.defaults.mode,
+          mode: own(config.aggregates, a.aggregate)?.mode ?? config.defaults.mode,
           planned: a.planMoves ?? 0,
           executed,
           before: a.stats?.imbalance ?? null,

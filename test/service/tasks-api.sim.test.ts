@@ -39,7 +39,8 @@ async function call(method: 'GET' | 'POST', path: string, body?: unknown, token?
     method,
     headers: {
       accept: 'application/json',
-      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      // A body-less action sends the clients' header, as the CLI does.
+      ...(body !== undefined ? { 'content-type': 'application/json' } : { 'x-aicerine-client': 'test' }),
       ...(token ? { 'x-auth-token': token } : {}),
     },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
