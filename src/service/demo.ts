@@ -87,7 +87,7 @@ async function listenDemoApi(
 export async function startDemo(o: DemoOptions): Promise<Demo> {
   const temporary = o.stateDir === undefined;
   const stateDir = temporary ? await mkdtemp(join(tmpdir(), 'aicerine-demo-')) : resolve(o.stateDir!);
-  await mkdir(stateDir, { recursive: true });
+  await mkdir(stateDir, { recursive: true, mode: 0o700 });
   const { snapshot, hotHost } = serviceDemoSnapshot();
   const cloud = new SimCloud(snapshot, { clock: new SimClock({ speed: o.speed }), load: staticLoadModel() });
   const sim = await startSimServer({ cloud, password: SIM_DEFAULT_PASSWORD, port: 0 });
