@@ -1,7 +1,6 @@
 // The REST API: buildApi() assembles it on the store, the configuration, the service's control
 // port and the Keystone validator; listenApi() binds it (the no-auth mode to loopback only).
 import { randomUUID } from 'node:crypto';
-import { isIP } from 'node:net';
 import { join } from 'node:path';
 import fastifySwagger from '@fastify/swagger';
 import Fastify, { type FastifyBaseLogger, LogController } from 'fastify';
@@ -16,6 +15,7 @@ import type { ServiceConfig } from '../config/types.js';
 import type { MaintenanceService } from '../maintenance/service.js';
 import type { Store } from '../store/store.js';
 import type { TaskService } from '../tasks/service.js';
+import { isLoopback } from '../util/loopback.js';
 import type { ApiContext, ZodApp } from './context.js';
 import type { ServiceControl } from './control.js';
 import { ApiError, errorBody, sendError, toApiError } from './errors.js';
@@ -274,12 +274,7 @@ export interface ListenOptions {
   noAuth: boolean;
 }
 
-export function isLoopback(host: string): boolean {
-  if (host === 'localhost') return true;
-  if (isIP(host) === 4) return host.startsWith('127.');
-  if (isIP(host) === 6) return host === '::1';
-  return false;
-}
+export { isLoopback };
 
 /** Binds the API; returns its URL. */
 export async function listenApi(app: ZodApp, opts: ListenOptions): Promise<string> {

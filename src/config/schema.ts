@@ -100,7 +100,16 @@ const hotLimit = mapping({
 const bound = mapping({
   min: positive().describe('lowest ratio Aicerine may write'),
   max: positive().describe('highest ratio Aicerine may write'),
-}).refine((b) => b.min <= b.max, { error: 'min is above max' });
+}).superRefine((b, ctx) => {
+  // On min, with both values: the pair is what is wrong, not the mapping as a whole.
+  if (b.min > b.max)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['min'],
+      input: b.min,
+      message: `min ${b.min} is above max ${b.max}`,
+    });
+});
 
 export const aggregateSchema = mapping({
   mode: z
