@@ -18,6 +18,7 @@ export function registerAuth(app: ZodApp, ctx: ApiContext): void {
     project: c.projectName,
     roles: c.roles,
     actions: API_ACTIONS.filter((a) => ctx.authMode === 'none' || allows(ctx.policy, a, c)),
+    readRoles: [...ctx.policy.read],
     expiresAt: c.expiresAt,
   });
 
