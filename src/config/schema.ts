@@ -428,13 +428,11 @@ export const serviceSchema = mapping({
     loginThrottle: mapping({
       perName: posInt()
         .optional()
-        .describe(
-          'failed logins of one user name in the window before POST /v1/auth/tokens answers 429 (default 5)',
-        ),
+        .describe('failed logins of one user name in the window before POST /v1/auth/tokens answers 429'),
       perAddress: posInt()
         .optional()
-        .describe('failed logins from one client address in the window before 429 (default 20)'),
-      window: duration().optional().describe('how long a failed login counts (default 1m)'),
+        .describe('failed logins from one client address in the window before 429'),
+      window: duration().optional().describe('how long a failed login counts'),
     })
       .optional()
       .describe('password guessing: failed logins counted per user name and per client address'),

@@ -29,7 +29,7 @@ export function registerAuth(app: ZodApp, ctx: ApiContext): void {
         tags: ['auth'],
         summary: 'Log in: Keystone issues a project-scoped token for a user name and password',
         description:
-          'Forwarded to the Keystone the service uses; the password is neither stored nor logged. 409 in the no-auth mode (no token needed).',
+          'Forwarded to the Keystone the service uses; the password is neither stored nor logged. 429 with Retry-After after too many failed logins for the user name or from the address (api.loginThrottle). 409 in the no-auth mode (no token needed).',
         security: [],
         body: loginBody,
         response: { 201: loginResult, 401: errorBody, 409: errorBody, 429: errorBody, 503: errorBody },
