@@ -233,7 +233,15 @@ describe('operator tasks through the service API', () => {
         })
       ).body.token as string;
     const admin = await login('admin', 'admin');
-    const reader = await login('demo', 'demo');
+    // A cloud-wide reader (a project's member or reader reads nothing: docs/api.md).
+    const keystone = r.sim.keystone;
+    keystone.users.set('uid-noc', {
+      id: 'uid-noc',
+      name: 'noc',
+      password: PASSWORD,
+      roles: new Map([[keystone.projectByName('admin')!.id, ['aicerine-reader']]]),
+    });
+    const reader = await login('noc', 'admin');
     const created = await call(
       'POST',
       '/v1/tasks',
