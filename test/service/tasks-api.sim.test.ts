@@ -10,7 +10,7 @@ import { LocalLockService } from '../../src/coordination/local-locks.js';
 import { setServiceStatus } from '../../src/sim/model.js';
 import { runCommand } from '../fixtures/cli.js';
 import { SwitchableLocks } from '../tasks/rig.js';
-import { PASSWORD, type Rig, startRig, until } from '../web/rig.js';
+import { addCloudReader, PASSWORD, type Rig, startRig, until } from '../web/rig.js';
 
 interface Answer {
   status: number;
@@ -234,13 +234,7 @@ describe('operator tasks through the service API', () => {
       ).body.token as string;
     const admin = await login('admin', 'admin');
     // A cloud-wide reader (a project's member or reader reads nothing: docs/api.md).
-    const keystone = r.sim.keystone;
-    keystone.users.set('uid-noc', {
-      id: 'uid-noc',
-      name: 'noc',
-      password: PASSWORD,
-      roles: new Map([[keystone.projectByName('admin')!.id, ['aicerine-reader']]]),
-    });
+    addCloudReader(r.sim);
     const reader = await login('noc', 'admin');
     const created = await call(
       'POST',

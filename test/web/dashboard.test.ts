@@ -6,7 +6,7 @@
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { startDemo } from '../../src/service/demo.js';
-import { browserSession, NO_BROWSER, PASSWORD, type Rig, startRig } from './rig.js';
+import { addCloudReader, browserSession, NO_BROWSER, PASSWORD, type Rig, startRig } from './rig.js';
 
 if (NO_BROWSER !== null) console.warn(`dashboard tests skipped: ${NO_BROWSER}`);
 
@@ -175,14 +175,7 @@ describe.skipIf(NO_BROWSER !== null)('the dashboard in headless Chromium', () =>
     await login.waitFor();
 
     // A cloud-wide reader (aicerine-reader on project admin) reads everything and decides nothing.
-    const keystone = rig!.sim.keystone;
-    const adminProject = keystone.projectByName('admin')!.id;
-    keystone.users.set('uid-noc', {
-      id: 'uid-noc',
-      name: 'noc',
-      password: PASSWORD,
-      roles: new Map([[adminProject, ['aicerine-reader']]]),
-    });
+    addCloudReader(rig!.sim);
     await logIn('noc', PASSWORD, 'admin');
     await expect.poll(() => page.locator('header.top .who').textContent()).toBe('noc @ admin');
     expect(await page.evaluate(() => sessionStorage.getItem('aicerine.token'))).toMatch(/.{16,}/);
