@@ -2,6 +2,7 @@
 // (global or per aggregate) and abort an execution. Everything else the API reads from the store.
 // The API writes the audit entry for every action itself, so implementations do not.
 import type { Store } from '../store/store.js';
+import { setOwn } from '../util/maps.js';
 
 export interface PauseScope {
   /** Absent: the global pause. */
@@ -42,7 +43,7 @@ export async function storedPauses(store: Store): Promise<PauseState> {
   for (const p of await store.pauses.list()) {
     const entry = { by: p.by, at: p.at, reason: p.reason };
     if (p.aggregate === null) out.global = entry;
-    else out.aggregates[p.aggregate] = entry;
+    else setOwn(out.aggregates, p.aggregate, entry);
   }
   return out;
 }

@@ -27,7 +27,7 @@ const CONTEXT: Record<string, string> = {
   headers: 'headers',
 };
 
-function fieldPath(context: string, segments: string[]): string {
+export function fieldPath(context: string, segments: string[]): string {
   let out = context;
   for (const s of segments)
     out += /^\d+$/.test(s) ? `[${s}]` : /^[A-Za-z_$][\w$-]*$/.test(s) ? `.${s}` : `[${JSON.stringify(s)}]`;
@@ -37,7 +37,7 @@ function fieldPath(context: string, segments: string[]): string {
 function lookup(input: unknown, segments: string[]): unknown {
   let cur = input;
   for (const s of segments) {
-    if (cur === null || typeof cur !== 'object') return undefined;
+    if (cur === null || typeof cur !== 'object' || !Object.hasOwn(cur, s)) return undefined;
     cur = (cur as Record<string, unknown>)[s];
   }
   return cur;
@@ -142,18 +142,25 @@ export function toApiError(err: unknown, request: FastifyRequest): ApiError {
   return new ApiError(500, 'internal', 'internal error: see the service log under this request id');
 }
 
-export function sendError(reply: FastifyReply, err: ApiError): FastifyReply {
-  const body = {
+/** The documented error shape. */
+export function errorBody(err: ApiError, requestId: string) {
+  return {
     error: {
       status: err.status,
       code: err.code,
       message: err.message,
       ...(err.field !== undefined ? { field: err.field } : {}),
       ...(err.value !== undefined ? { value: err.value } : {}),
-      requestId: String(reply.request.id),
+      requestId,
     },
   };
-  return reply.code(err.status).type('application/json; charset=utf-8').send(body);
+}
+
+export function sendError(reply: FastifyReply, err: ApiError): FastifyReply {
+  return reply
+    .code(err.status)
+    .type('application/json; charset=utf-8')
+    .send(errorBody(err, String(reply.request.id)));
 }
 
 export const notFound = (what: string, field?: string, value?: unknown): ApiError =>

@@ -10,6 +10,8 @@ export interface Caller {
   projectId: string | null;
   projectName: string | null;
   roles: string[];
+  /** A system-scoped token (`"system": {"all": true}`): its roles hold for the whole cloud. */
+  system: boolean;
   /** What the audit log records as the credential: the token's audit id, never the token. */
   credential: string;
   expiresAt: string;
@@ -84,6 +86,7 @@ export function callerFromToken(body: unknown): Caller | null {
     projectId: project === null ? null : str(project.id),
     projectName: project === null ? null : str(project.name),
     roles,
+    system: (t.system as { all?: unknown } | null | undefined)?.all === true,
     credential,
     expiresAt,
   };

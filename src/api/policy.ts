@@ -29,15 +29,24 @@ export type ApiPolicy = Record<ApiAction, readonly string[]>;
 
 /** A role for operators that need no admin elsewhere in the cloud. */
 export const OPERATOR_ROLE = 'aicerine-operator';
+/** A role for those who watch the whole cloud through Aicerine without acting (a NOC, an auditor). */
+export const READER_ROLE = 'aicerine-reader';
 const OPERATE = ['admin', OPERATOR_ROLE];
+/**
+ * Everything Aicerine shows is cloud-wide (every project's servers, every host): a role in one
+ * project is no reason to see the others'. Only roles that already see the whole cloud read:
+ * admin, the two Aicerine roles, and the readers of a system-scoped token (`system:` below).
+ */
+const READ = ['admin', READER_ROLE, OPERATOR_ROLE, 'system:reader', 'system:member', 'system:admin'];
 
 /**
- * reader: read and what-if; operator: approve, reject, abort, pause, resume, release; admin: all, with the
- * configuration. Keystone's implied roles (admin ⊃ member ⊃ reader) are listed out, because a
- * token carries implied roles only where the deployment defines the inference.
+ * read and what-if: cloud-wide roles only; operator: approve, reject, abort, pause, resume,
+ * release; admin: all, with the configuration. Keystone's implied roles (admin ⊃ member ⊃ reader)
+ * are listed out, because a token carries implied roles only where the deployment defines the
+ * inference.
  */
 export const DEFAULT_API_POLICY: ApiPolicy = {
-  read: ['reader', 'member', 'admin', OPERATOR_ROLE],
+  read: READ,
   'plan.approve': OPERATE,
   'plan.reject': OPERATE,
   'execution.abort': OPERATE,
@@ -46,7 +55,7 @@ export const DEFAULT_API_POLICY: ApiPolicy = {
   'quarantine.release': OPERATE,
   'snapshot.record': OPERATE,
   // A what-if stores and executes nothing: whoever reads may ask one.
-  'what-if': ['reader', 'member', 'admin', OPERATOR_ROLE],
+  'what-if': READ,
   'config.read': ['admin'],
   'task.create': OPERATE,
   'task.cancel': OPERATE,
@@ -77,7 +86,13 @@ export async function loadApiPolicy(path: string): Promise<ApiPolicy> {
   return parseApiPolicy(parseYaml(await readFile(path, 'utf8')), path);
 }
 
-export function allows(policy: ApiPolicy, action: ApiAction, roles: readonly string[]): boolean {
+/** Who a policy rule is matched against: a token's roles, and as `system:ROLE` those of a system-scoped one. */
+export interface RoleHolder {
+  roles: readonly string[];
+  system: boolean;
+}
+
+export function allows(policy: ApiPolicy, action: ApiAction, holder: RoleHolder): boolean {
   const allowed = policy[action];
-  return roles.some((r) => allowed.includes(r));
+  return holder.roles.some((r) => allowed.includes(r) || (holder.system && allowed.includes(`system:${r}`)));
 }

@@ -488,6 +488,11 @@ export const whoami = z
     project: z.string().nullable(),
     roles: z.array(z.string()),
     actions: z.array(z.string()).describe('the API actions these roles may take (docs/api.md)'),
+    readRoles: z
+      .array(z.string())
+      .describe(
+        'the roles that read the cloud (the read action); system:ROLE is ROLE in a system-scoped token',
+      ),
     expiresAt: z.string(),
   })
   .meta({ id: 'WhoAmI' });

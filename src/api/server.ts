@@ -1,7 +1,6 @@
 // The REST API: buildApi() assembles it on the store, the configuration, the service's control
 // port and the Keystone validator; listenApi() binds it (the no-auth mode to loopback only).
 import { randomUUID } from 'node:crypto';
-import { isIP } from 'node:net';
 import { join } from 'node:path';
 import fastifySwagger from '@fastify/swagger';
 import Fastify, { type FastifyBaseLogger, LogController } from 'fastify';
@@ -16,9 +15,12 @@ import type { ServiceConfig } from '../config/types.js';
 import type { MaintenanceService } from '../maintenance/service.js';
 import type { Store } from '../store/store.js';
 import type { TaskService } from '../tasks/service.js';
+import { isLoopback } from '../util/loopback.js';
 import type { ApiContext, ZodApp } from './context.js';
 import type { ServiceControl } from './control.js';
-import { ApiError, sendError, toApiError } from './errors.js';
+import { ApiError, errorBody, sendError, toApiError } from './errors.js';
+import { allowedHostNames, checkHost, checkStateChange, SECURITY_HEADERS } from './guard.js';
+import { parseJsonBody } from './json-body.js';
 import type { Caller, TokenValidator } from './keystone.js';
 import { type ApiLogger, createApiLogger, pathForLog } from './logger.js';
 import type { ApiMetrics } from './metrics.js';
@@ -67,6 +69,8 @@ export interface ApiOptions {
   bodyLimit?: number;
   /** The built dashboard served at / (default: the package's dist/web when built; null: none). */
   webRoot?: string | null;
+  /** The address the API will listen on, for the Host check (default: the configuration's api.host). */
+  listenHost?: string;
 }
 
 const NO_AUTH_CALLER: Caller = {
@@ -75,6 +79,7 @@ const NO_AUTH_CALLER: Caller = {
   projectId: null,
   projectName: null,
   roles: ['admin'],
+  system: false,
   credential: 'none (no-auth loopback mode)',
   expiresAt: '9999-12-31T23:59:59.000Z',
 };
@@ -93,10 +98,39 @@ export async function buildApi(opts: ApiOptions): Promise<ZodApp> {
     frameworkErrors: (err, req, reply) => {
       sendError(reply, toApiError(err, req));
     },
+    // Requests Node's HTTP parser refuses before Fastify sees them (headers over its limit,
+    // malformed HTTP) are answered in the API's error shape too.
+    clientErrorHandler: (err, socket) => {
+      const status = (err as { code?: string }).code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
+      if (!socket.writable) return socket.destroy(err);
+      const body = JSON.stringify(
+        errorBody(
+          status === 431
+            ? new ApiError(431, 'headers-too-large', 'headers: larger than the server accepts', 'headers')
+            : new ApiError(400, 'bad-request', 'request: not a valid HTTP request', 'request'),
+          randomUUID(),
+        ),
+      );
+      const head = Object.entries(SECURITY_HEADERS)
+        .map(([k, v]) => `${k}: ${v}\r\n`)
+        .join('');
+      socket.end(
+        `HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${head}\r\n${body}`,
+      );
+    },
   }).withTypeProvider<ZodTypeProvider>();
   // Bodies are JSON only: Fastify's own text/plain parser would hand a string to the schema and
   // answer 400 where the media type is what is wrong (415).
   app.removeContentTypeParser('text/plain');
+  // Ours reads UTF-8 strictly (415 otherwise) and names a prototype key where it is.
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, body, done) => {
+    try {
+      done(null, parseJsonBody(body as Buffer));
+    } catch (e) {
+      done(e as Error, undefined);
+    }
+  });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   app.decorateRequest('caller', null);
@@ -117,8 +151,13 @@ export async function buildApi(opts: ApiOptions): Promise<ZodApp> {
     ...(opts.maintenance !== undefined ? { maintenance: opts.maintenance } : {}),
   };
 
+  const hosts = allowedHostNames(opts.listenHost ?? opts.config.api.host, opts.config.api.allowedHosts);
+
   app.addHook('onRequest', async (req, reply) => {
     reply.header('X-Request-Id', req.id);
+    reply.headers(SECURITY_HEADERS);
+    checkHost(req.headers.host, hosts);
+    checkStateChange(req.method, req.headers);
     const charset = /charset\s*=\s*"?([^";\s]+)/i.exec(req.headers['content-type'] ?? '')?.[1]?.toLowerCase();
     if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8')
       throw new ApiError(
@@ -150,11 +189,11 @@ export async function buildApi(opts: ApiOptions): Promise<ZodApp> {
         `${TOKEN_FIELD}: Keystone does not accept this token (invalid, expired or revoked)`,
         TOKEN_FIELD,
       );
-    if (action !== undefined && !allows(policy, action, caller.roles))
+    if (action !== undefined && !allows(policy, action, caller))
       throw new ApiError(
         403,
         'forbidden',
-        `${action} needs one of the roles ${policy[action].join(', ')}; the token of ${caller.userName} has ${caller.roles.join(', ') || 'none'}`,
+        `${action} needs one of the roles ${policy[action].join(', ')}; the token of ${caller.userName} has ${caller.roles.join(', ') || 'none'}${caller.system ? ' (system scope)' : caller.projectName !== null ? ` in project ${caller.projectName}` : ''}`,
       );
     req.caller = caller;
   });
@@ -235,12 +274,7 @@ export interface ListenOptions {
   noAuth: boolean;
 }
 
-export function isLoopback(host: string): boolean {
-  if (host === 'localhost') return true;
-  if (isIP(host) === 4) return host.startsWith('127.');
-  if (isIP(host) === 6) return host === '::1';
-  return false;
-}
+export { isLoopback };
 
 /** Binds the API; returns its URL. */
 export async function listenApi(app: ZodApp, opts: ListenOptions): Promise<string> {

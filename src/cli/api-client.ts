@@ -52,6 +52,8 @@ export class ApiClient {
         method,
         headers: {
           Accept: 'application/json',
+          // The API refuses a state change without JSON or this header (what a cross-site page sends).
+          'X-Aicerine-Client': 'cli',
           ...(this.token !== null ? { 'X-Auth-Token': this.token } : {}),
           ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}),
         },

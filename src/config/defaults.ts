@@ -42,7 +42,13 @@ export const BUILTIN_SERVICE: ServiceInput = {
       dataHealth: '30d',
     },
   },
-  api: { host: '127.0.0.1', port: 8780, enabled: true },
+  api: {
+    host: '127.0.0.1',
+    port: 8780,
+    enabled: true,
+    allowedHosts: [],
+    loginThrottle: { perName: 5, perAddress: 20, window: '1m' },
+  },
   stateDir: '.',
   coordination: { kind: 'local', leaseTtl: '15s', rebalanceInterval: '2s' },
   cycleInterval: '5m',
@@ -86,6 +92,13 @@ export const DEFAULT_WHY: Record<string, string> = {
   'api.policy':
     'the documented defaults (docs/api.md): reader reads, operator approves and aborts, admin reads the configuration',
   'api.enabled': 'operators approve plans and Prometheus scrapes /metrics through it',
+  'api.allowedHosts':
+    'only the listen addresses (and localhost on loopback): a page elsewhere cannot reach the API by pointing its own DNS name at it',
+  'api.loginThrottle.perName':
+    'a user mistyping a password a few times is not locked out, a guesser gets 5 tries a minute per name',
+  'api.loginThrottle.perAddress': 'a few users behind one address (a jump host) log in without waiting',
+  'api.loginThrottle.window':
+    'a minute: long enough to make guessing slow, short enough not to lock anyone out for long',
   stateDir: 'next to the configuration, like the default SQLite store',
   'maintenance.parallel':
     'one host at a time is what an operator would do by hand; more only when asked, and never more than the rest can take',

@@ -14,7 +14,10 @@ import { toInputIssues } from '../formats/schema-helpers.js';
 import { DEFAULT_POLICY } from '../policy/defaults.js';
 import { compilePolicy, loadPolicyFile } from '../policy/load.js';
 import type { Policy } from '../policy/types.js';
+import { isLoopback } from '../util/loopback.js';
+import { setOwn } from '../util/maps.js';
 import { validationSettings } from '../validation/settings.js';
+import { readSecret } from './credentials.js';
 import { BUILTIN_AGGREGATE, BUILTIN_SERVICE, BUILTIN_VCPU_RATIO } from './defaults.js';
 import { formatDuration } from './duration.js';
 import { closestKey, knownKeysAt } from './json-schema.js';
@@ -90,7 +93,25 @@ export async function loadServiceConfig(path: string): Promise<LoadedConfig> {
         `${f.path} (${f.what}) holds a secret and is readable by ${m & 0o004 ? 'every user' : 'its group'} (mode ${octal(m)}): chmod 600 ${f.path}`,
       );
   }
+  const api = loaded.config.api;
+  if (api.enabled && !isLoopback(api.host))
+    loaded.warnings.push(
+      `api.host is ${api.host}, reachable from other machines, and the API speaks plain HTTP: tokens and the dashboard's passwords cross the network in clear unless a TLS proxy in front of it is the only way in (docs/api.md, Security)`,
+    );
   return loaded;
+}
+
+/**
+ * What `serve` would find when it reads the secret files: each one that is missing, unreadable or
+ * empty, named by its key and path.
+ */
+export async function secretFileProblems(c: ServiceConfig): Promise<InputIssue[]> {
+  const out: InputIssue[] = [];
+  for (const f of secretFiles(c))
+    await readSecret({ kind: 'file', path: f.path }, {}, 'secret').catch((e: Error) =>
+      out.push({ ...(c.file !== undefined ? { file: c.file } : {}), path: f.what, message: e.message }),
+    );
+  return out;
 }
 
 function hasInlineSecrets(c: ServiceConfig): boolean {
@@ -308,10 +329,11 @@ export async function parseServiceConfig(doc: unknown, opts: ParseOptions): Prom
   const defaults = await resolveLayers('*', base);
   const aggregates: Record<string, AggregateConfig> = {};
   for (const [name, layer] of Object.entries(u.aggregates ?? {})) {
-    aggregates[name] = await resolveLayers(name, [
-      ...base,
-      { layer, path: formatPath(['aggregates', name]) },
-    ]);
+    setOwn(
+      aggregates,
+      name,
+      await resolveLayers(name, [...base, { layer, path: formatPath(['aggregates', name]) }]),
+    );
   }
 
   const unique = [...new Map(issues.map((i) => [`${i.file}|${i.path}|${i.message}`, i])).values()];
@@ -349,6 +371,12 @@ export async function parseServiceConfig(doc: unknown, opts: ParseOptions): Prom
         host: u.api?.host ?? b.api?.host ?? '127.0.0.1',
         port: u.api?.port ?? b.api?.port ?? 8780,
         policyFile: u.api?.policy ? resolve(opts.baseDir, u.api.policy) : null,
+        allowedHosts: (u.api?.allowedHosts ?? b.api?.allowedHosts ?? []).map((h) => h.toLowerCase()),
+        loginThrottle: {
+          perName: u.api?.loginThrottle?.perName ?? b.api?.loginThrottle?.perName ?? 5,
+          perAddress: u.api?.loginThrottle?.perAddress ?? b.api?.loginThrottle?.perAddress ?? 20,
+          windowMs: u.api?.loginThrottle?.window ?? b.api?.loginThrottle?.window ?? 60_000,
+        },
       },
       stateDir: resolve(opts.baseDir, u.stateDir ?? b.stateDir ?? '.'),
       cycleIntervalMs,

@@ -100,7 +100,16 @@ const hotLimit = mapping({
 const bound = mapping({
   min: positive().describe('lowest ratio Aicerine may write'),
   max: positive().describe('highest ratio Aicerine may write'),
-}).refine((b) => b.min <= b.max, { error: 'min is above max' });
+}).superRefine((b, ctx) => {
+  // On min, with both values: the pair is what is wrong, not the mapping as a whole.
+  if (b.min > b.max)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['min'],
+      input: b.min,
+      message: `min ${b.min} is above max ${b.max}`,
+    });
+});
 
 export const aggregateSchema = mapping({
   mode: z
@@ -410,6 +419,23 @@ export const serviceSchema = mapping({
       .optional()
       .describe('API policy file: Keystone roles per action (docs/api.md); relative to this file'),
     enabled: bool().optional().describe('false: serve runs the loop without the API'),
+    allowedHosts: z
+      .array(nonEmpty(), { error: 'expected a list of host names' })
+      .optional()
+      .describe(
+        'more names the API answers to in the Host header (the name of a reverse proxy, a DNS alias); the addresses it listens on are always allowed, any other name gets 421 (DNS rebinding)',
+      ),
+    loginThrottle: mapping({
+      perName: posInt()
+        .optional()
+        .describe('failed logins of one user name in the window before POST /v1/auth/tokens answers 429'),
+      perAddress: posInt()
+        .optional()
+        .describe('failed logins from one client address in the window before 429'),
+      window: duration().optional().describe('how long a failed login counts'),
+    })
+      .optional()
+      .describe('password guessing: failed logins counted per user name and per client address'),
   })
     .optional()
     .describe('the REST API, /metrics and the dashboard that serve starts next to the loop'),

@@ -148,6 +148,13 @@ export interface MaintenanceConfig {
   pollIntervalMs: number;
 }
 
+/** Failed logins allowed per user name and per client address within `windowMs`. */
+export interface LoginThrottleConfig {
+  perName: number;
+  perAddress: number;
+  windowMs: number;
+}
+
 export interface ServiceConfig {
   /** The file it was read from, for messages. */
   file: string | undefined;
@@ -161,7 +168,15 @@ export interface ServiceConfig {
   /** null: no RabbitMQ, periodic reconcile only. */
   notifications: { url: string; password: SecretSource | null } | null;
   /** The REST API serve starts next to the loop. */
-  api: { enabled: boolean; host: string; port: number; policyFile: string | null };
+  api: {
+    enabled: boolean;
+    host: string;
+    port: number;
+    policyFile: string | null;
+    /** Host header names accepted besides the listen addresses (lower case). */
+    allowedHosts: string[];
+    loginThrottle: LoginThrottleConfig;
+  };
   /** Absolute folder for files besides the store (recorded snapshots under snapshots/). */
   stateDir: string;
   cycleIntervalMs: number;

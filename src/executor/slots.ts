@@ -1,6 +1,8 @@
 // Counts live migrations in flight per source host, per destination host, per aggregate and in
 // total, and hands out a slot only when every limit has room. One pool is shared by every
 // execution of a process, so the global limit and a host's limit hold across aggregates.
+
+import { own } from '../util/maps.js';
 import type { ConcurrencyLimits } from './settings.js';
 
 export interface SlotRequest {
@@ -24,7 +26,7 @@ export class MigrationSlots {
   constructor(readonly limits: ConcurrencyLimits) {}
 
   sourceLimit(host: string): number {
-    return this.limits.perSourceHostOverrides[host] ?? this.limits.perSourceHost;
+    return own(this.limits.perSourceHostOverrides, host) ?? this.limits.perSourceHost;
   }
 
   /** Which limit is full, or null when a slot is free. */

@@ -14,9 +14,10 @@ export async function readJsonFile(path: string): Promise<unknown> {
   }
 }
 
+/** Written for the user only (0600 when created): snapshots and plans name every tenant's servers. */
 export async function writeJsonFile(path: string, doc: unknown): Promise<void> {
   const bytes = encodeJson(path, doc);
-  await writingTo(path, () => writeFile(path, bytes));
+  await writingTo(path, () => writeFile(path, bytes, { mode: 0o600 }));
 }
 
 export function encodeJson(path: string, doc: unknown): Buffer {

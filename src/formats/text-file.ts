@@ -10,7 +10,12 @@ export const MAX_INPUT_BYTES = 512 * 1024 * 1024;
 
 const MIB = 1024 * 1024;
 
-export async function readTextFile(path: string): Promise<string> {
+export interface ReadTextOptions {
+  /** false: a gzip-compressed file is refused as binary (a configuration is written by hand). */
+  gzip?: boolean;
+}
+
+export async function readTextFile(path: string, opts: ReadTextOptions = {}): Promise<string> {
   const refuse = (message: string): never => {
     throw new InputError([{ file: path, path: '', message }]);
   };
@@ -30,6 +35,8 @@ export async function readTextFile(path: string): Promise<string> {
     return refuse(code === 'ENOENT' ? 'no such file' : `cannot read (${code})`);
   }
   let text: Buffer = raw;
+  if (isGzip(raw) && opts.gzip === false)
+    refuse('is a binary file (gzip-compressed), not text (a JSON or YAML document was expected)');
   if (isGzip(raw)) {
     try {
       text = gunzipSync(raw, { maxOutputLength: MAX_INPUT_BYTES });

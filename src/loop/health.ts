@@ -2,6 +2,7 @@
 // reads block action for the aggregate (the plan may still be stored for reading), and the
 // reasons are kept so an operator sees why nothing moved. Pure: everything comes in as input.
 import type { Host, Snapshot } from '../model/snapshot.js';
+import { own } from '../util/maps.js';
 
 export interface HealthThresholds {
   /** A snapshot older than this (seconds, against the cycle's clock) is stale. */
@@ -81,7 +82,7 @@ export function assessHealth(
 
   if (hosts.length === 0) reasons.push('partial: no host of this aggregate was recorded');
   for (const h of problems.hostsLeftOut) {
-    const member = problems.leftOutAggregates?.[h];
+    const member = problems.leftOutAggregates === undefined ? undefined : own(problems.leftOutAggregates, h);
     const ours =
       member === undefined ||
       (aggregate === '_unassigned_' ? member.length === 0 : member.includes(aggregate));

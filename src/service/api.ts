@@ -74,6 +74,7 @@ export async function startServiceApi(o: ServiceApiOptions): Promise<ServiceApi>
     tasks: o.service.tasks.service,
     maintenance: o.service.tasks.maintenance,
     ...(o.now ? { now: o.now } : {}),
+    listenHost: o.host ?? o.config.api.host,
   });
   const url = await listenApi(app, {
     host: o.host ?? o.config.api.host,

@@ -3,6 +3,7 @@
 import type { CycleResult, IncrementalRecorder } from '../cloud/incremental-record.js';
 import type { ReadProblems } from '../loop/health.js';
 import type { CloudRead, CloudReader } from '../loop/ports.js';
+import { setOwn } from '../util/maps.js';
 
 // Warnings that say a whole read failed or left a property unknown for every server (as opposed
 // to a single object left out, which hostsLeftOut and the metrics health already cover).
@@ -14,7 +15,11 @@ export function readProblems(
   const hostsLeftOut = [...r.hostsLeftOut];
   const leftOutAggregates: Record<string, string[]> = {};
   for (const h of hostsLeftOut)
-    leftOutAggregates[h] = r.aggregates.filter((a) => a.hosts.includes(h)).map((a) => a.name);
+    setOwn(
+      leftOutAggregates,
+      h,
+      r.aggregates.filter((a) => a.hosts.includes(h)).map((a) => a.name),
+    );
   const partialReads: string[] = [];
   for (const w of r.warnings) if (PARTIAL.test(w) && !w.startsWith('metrics:')) partialReads.push(w);
   const hostsWithoutLoad = new Set<string>();

@@ -20,6 +20,7 @@ import { type SimServerHandle, startSimServer } from '../sim/http/server.js';
 import { staticLoadModel } from '../sim/load.js';
 import { SimCloud } from '../sim/model.js';
 import { openStore, type Store } from '../store/store.js';
+import { own } from '../util/maps.js';
 import { type ServiceApi, startServiceApi } from './api.js';
 import { auditCalls } from './call-audit.js';
 import { AicerineService, type ServiceCycleReport } from './service.js';
@@ -86,7 +87,7 @@ async function listenDemoApi(
 export async function startDemo(o: DemoOptions): Promise<Demo> {
   const temporary = o.stateDir === undefined;
   const stateDir = temporary ? await mkdtemp(join(tmpdir(), 'aicerine-demo-')) : resolve(o.stateDir!);
-  await mkdir(stateDir, { recursive: true });
+  await mkdir(stateDir, { recursive: true, mode: 0o700 });
   const { snapshot, hotHost } = serviceDemoSnapshot();
   const cloud = new SimCloud(snapshot, { clock: new SimClock({ speed: o.speed }), load: staticLoadModel() });
   const sim = await startSimServer({ cloud, password: SIM_DEFAULT_PASSWORD, port: 0 });
@@ -191,7 +192,7 @@ export async function startDemo(o: DemoOptions): Promise<Demo> {
         completedBefore.set(a.aggregate, total);
         lines.push({
           aggregate: a.aggregate,
-          mode: config.aggregates[a.aggregate]?.mode ?? config.defaults.mode,
+          mode: own(config.aggregates, a.aggregate)?.mode ?? config.defaults.mode,
           planned: a.planMoves ?? 0,
           executed,
           before: a.stats?.imbalance ?? null,

@@ -41,6 +41,7 @@ import { runPreventionPass } from '../prevention/cycle.js';
 import { hostRatioStates } from '../prevention/observe.js';
 import { type RatioWritePort, RatioWriter } from '../prevention/writer.js';
 import type { Store } from '../store/store.js';
+import { own as ownValue } from '../util/maps.js';
 import { RecorderCloudReader } from './cloud-reader.js';
 import { executorSettings, loopSettings, ratioSettings, timeoutSettings } from './loop-settings.js';
 import { replicaOwnershipHooks } from './replica.js';
@@ -235,7 +236,9 @@ export class AicerineService {
     const { config } = this.deps;
     if (config.paused || this.shuttingDown || this.runtime.global !== null) return true;
     if (aggregate === undefined) return false;
-    return aggregateConfig(config, aggregate).paused || this.runtime.aggregates[aggregate] !== undefined;
+    return (
+      aggregateConfig(config, aggregate).paused || ownValue(this.runtime.aggregates, aggregate) !== undefined
+    );
   }
 
   /** Run-time pauses in force (read from the store at every cycle and on every change). */
@@ -526,7 +529,8 @@ export class AicerineService {
     }
     // Run-time pauses (from the store, so they survive a restart and every replica sees them).
     settings.paused = settings.paused || this.shuttingDown || this.runtime.global !== null;
-    for (const a of settings.aggregates) a.paused = a.paused || this.runtime.aggregates[a.name] !== undefined;
+    for (const a of settings.aggregates)
+      a.paused = a.paused || ownValue(this.runtime.aggregates, a.name) !== undefined;
     this.loop.updateSettings(settings);
     return read;
   }
@@ -538,7 +542,7 @@ export class AicerineService {
           rec.migrations,
           historyContextFromSnapshot(snapshot, {
             concurrencyOf: (h) =>
-              this.deps.config.defaults.concurrency.perSourceHostOverrides[h] ??
+              ownValue(this.deps.config.defaults.concurrency.perSourceHostOverrides, h) ??
               this.deps.config.defaults.concurrency.perSourceHost,
           }),
         ).samples

@@ -1,6 +1,6 @@
 // Opens a Kysely instance on one of the two backends with the settings the store relies on.
 
-import { mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { CompiledQuery, Kysely, MysqlDialect, SqliteDialect } from 'kysely';
@@ -34,8 +34,12 @@ export type StoreOptions = SqliteStoreOptions | MysqlStoreOptions;
 export function connect(options: StoreOptions): StoreContext {
   if (options.kind === 'sqlite') {
     // The file is created when missing, and so is its directory (a fresh state directory).
-    if (options.path !== ':memory:' && options.path !== '' && !options.path.startsWith('file:'))
-      mkdirSync(dirname(options.path), { recursive: true, mode: 0o750 });
+    // The store holds every tenant's server names: the folder and file are the service user's
+    // only. SQLite gives its WAL and shared-memory files the mode of the database file.
+    if (options.path !== ':memory:' && options.path !== '' && !options.path.startsWith('file:')) {
+      mkdirSync(dirname(options.path), { recursive: true, mode: 0o700 });
+      closeSync(openSync(options.path, 'a', 0o600));
+    }
     const database = new BetterSqlite3(options.path);
     // WAL: readers never block the writer. synchronous=FULL: a commit is on disk when it returns,
     // so the journal survives power loss as well as a killed process. Foreign keys are off by

@@ -23,7 +23,8 @@ async function call(method: 'GET' | 'POST', url: string, body?: unknown, token: 
     url,
     headers: {
       ...(token !== null ? { 'x-auth-token': token } : {}),
-      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      // A body-less action sends the clients' header, as the CLI does.
+      ...(body !== undefined ? { 'content-type': 'application/json' } : { 'x-aicerine-client': 'test' }),
     },
     ...(body !== undefined ? { payload: JSON.stringify(body) } : {}),
   });

@@ -3,9 +3,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StoreServiceControl } from '../../src/api/control.js';
-import { KeystoneTokenValidator } from '../../src/api/keystone.js';
+import { callerFromToken, KeystoneTokenValidator } from '../../src/api/keystone.js';
 import { createApiLogger } from '../../src/api/logger.js';
-import { DEFAULT_API_POLICY, loadApiPolicy, OPERATOR_ROLE, parseApiPolicy } from '../../src/api/policy.js';
+import {
+  allows,
+  DEFAULT_API_POLICY,
+  loadApiPolicy,
+  OPERATOR_ROLE,
+  parseApiPolicy,
+  READER_ROLE,
+} from '../../src/api/policy.js';
 import { buildApi, listenApi } from '../../src/api/server.js';
 import { InputError } from '../../src/errors.js';
 import { openStore } from '../../src/store/index.js';
@@ -15,7 +22,10 @@ async function status(h: Harness, method: 'GET' | 'POST', url: string, token?: s
   const res = await h.app.inject({
     method,
     url,
-    headers: token === undefined ? {} : { 'x-auth-token': token },
+    headers: {
+      ...(token === undefined ? {} : { 'x-auth-token': token }),
+      ...(method === 'POST' ? { 'x-aicerine-client': 'test' } : {}),
+    },
   });
   return {
     status: res.statusCode,
@@ -43,16 +53,17 @@ describe('Keystone auth against the simulator', () => {
     }
   });
 
-  it('maps roles to actions: reader reads, member reads, operator acts, admin configures', async () => {
+  it('maps roles to actions: cloud-wide readers read, operator acts, admin configures', async () => {
     const plan = await seedPlan(h.store, 'gold', 2);
-    const reader = await ks.tokenWithRoles(['reader']);
+    const reader = await ks.tokenWithRoles([READER_ROLE]);
+    const projectReader = await ks.tokenWithRoles(['reader']);
     const member = await ks.tokenWithRoles(['member']);
     const operator = await ks.tokenWithRoles([OPERATOR_ROLE]);
     const nobody = await ks.tokenWithRoles(['some-other-role']);
     expect((await status(h, 'GET', '/v1/plans', reader)).status).toBe(200);
-    expect((await status(h, 'GET', '/v1/plans', member)).status).toBe(200);
+    expect((await status(h, 'GET', '/v1/plans', operator)).status).toBe(200);
     expect((await status(h, 'GET', '/v1/plans', nobody)).status).toBe(403);
-    for (const token of [reader, member]) {
+    for (const token of [reader, projectReader, member]) {
       const r = await status(h, 'POST', `/v1/plans/${plan.id}/approve`, token);
       expect(r.status).toBe(403);
       expect(r.error?.message).toMatch(/plan.approve needs one of the roles admin, aicerine-operator/);
@@ -76,6 +87,60 @@ describe('Keystone auth against the simulator', () => {
     expect(actions).toEqual(['resume', 'pause', 'plan.approve']);
   });
 
+  it('shows a project member or reader nothing of the cloud but who they are', async () => {
+    await seedPlan(h.store, 'gold', 2);
+    for (const roles of [['reader'], ['member', 'reader'], ['member']]) {
+      const token = await ks.tokenWithRoles(roles);
+      const urls = [
+        '/v1/plans',
+        '/v1/plans/1',
+        '/v1/audit',
+        '/v1/snapshots',
+        '/v1/aggregates',
+        '/v1/aggregates/gold/hosts',
+        '/v1/executions',
+        '/v1/quarantine',
+        '/v1/pauses',
+        '/v1/tasks',
+        '/v1/maintenance',
+      ];
+      for (const url of urls) {
+        const r = await status(h, 'GET', url, token);
+        expect(r.status, `${roles} ${url}`).toBe(403);
+        expect(r.error?.message, url).toMatch(/read needs one of the roles admin, aicerine-reader/);
+      }
+      const what = await status(h, 'POST', '/v1/what-if', token);
+      expect(what.status).toBe(403);
+      const me = await h.app.inject({ method: 'GET', url: '/v1/whoami', headers: { 'x-auth-token': token } });
+      expect(me.statusCode).toBe(200);
+      expect(me.json()).toMatchObject({ roles, actions: [] });
+      for (const url of ['/v1/health', '/v1/version'])
+        expect((await status(h, 'GET', url, token)).status).toBe(200);
+    }
+  });
+
+  it('lets the readers of a system-scoped token read, as Keystone describes them', () => {
+    const token = (scope: Record<string, unknown>, roles: string[]) =>
+      callerFromToken({
+        token: {
+          user: { id: 'u1', name: 'noc' },
+          expires_at: '2030-01-01T00:00:00.000000Z',
+          audit_ids: ['a1'],
+          roles: roles.map((name, i) => ({ id: `r${i}`, name })),
+          methods: ['password'],
+          ...scope,
+        },
+      })!;
+    const system = token({ system: { all: true } }, ['reader']);
+    expect(system.system).toBe(true);
+    expect(allows(DEFAULT_API_POLICY, 'read', system)).toBe(true);
+    expect(allows(DEFAULT_API_POLICY, 'what-if', system)).toBe(true);
+    expect(allows(DEFAULT_API_POLICY, 'pause', system)).toBe(false);
+    const project = token({ project: { id: 'p1', name: 'demo', domain: { id: 'default' } } }, ['reader']);
+    expect(project.system).toBe(false);
+    expect(allows(DEFAULT_API_POLICY, 'read', project)).toBe(false);
+  });
+
   it('leaves health, version, OpenAPI and unknown paths open', async () => {
     for (const url of ['/v1/health', '/v1/version', '/v1/openapi.json'])
       expect((await status(h, 'GET', url)).status).toBe(200);
@@ -89,7 +154,7 @@ describe('token cache and revocation', () => {
     const ks = await simKeystone({ cacheTtlMs: 30_000, now: () => now });
     try {
       const h = await startApi({ kind: 'keystone', validator: ks.validator });
-      const token = await ks.tokenWithRoles(['reader']);
+      const token = await ks.tokenWithRoles([READER_ROLE]);
       let asked = 0;
       const real = globalThis.fetch;
       globalThis.fetch = ((...args: Parameters<typeof fetch>) => {
@@ -187,10 +252,18 @@ describe('the policy file', () => {
     });
     try {
       const shift = await ks.tokenWithRoles(['night-shift']);
-      const ok = await app.inject({ method: 'POST', url: '/v1/pause', headers: { 'x-auth-token': shift } });
+      const ok = await app.inject({
+        method: 'POST',
+        url: '/v1/pause',
+        headers: { 'x-auth-token': shift, 'x-aicerine-client': 'test' },
+      });
       expect(ok.statusCode).toBe(200);
       const admin = await ks.adminToken();
-      const no = await app.inject({ method: 'POST', url: '/v1/pause', headers: { 'x-auth-token': admin } });
+      const no = await app.inject({
+        method: 'POST',
+        url: '/v1/pause',
+        headers: { 'x-auth-token': admin, 'x-aicerine-client': 'test' },
+      });
       expect(no.statusCode).toBe(403);
     } finally {
       await app.close();
@@ -210,7 +283,15 @@ describe('the no-auth mode', () => {
     );
     const url = await listenApi(h.app, { host: '127.0.0.1', port: 0, noAuth: true });
     expect(lines.join('')).toMatch(/NO AUTHENTICATION/);
-    const res = await fetch(`${url}/v1/pause`, { method: 'POST' });
+    // What a page on another site can send: refused, nothing done.
+    const blind = await fetch(`${url}/v1/pause`, { method: 'POST' });
+    expect(blind.status).toBe(403);
+    expect((await h.store.audit.list()).items).toEqual([]);
+    const res = await fetch(`${url}/v1/pause`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(res.status).toBe(200);
     const audit = await h.store.audit.list();
     expect(audit.items[0]).toMatchObject({

@@ -15,7 +15,7 @@ let operator: string;
 
 beforeAll(async () => {
   ks = await simKeystone();
-  reader = await ks.tokenWithRoles(['reader']);
+  reader = await ks.tokenWithRoles(['aicerine-reader']);
   operator = await ks.tokenWithRoles(['aicerine-operator']);
   h = await startApi(
     { kind: 'keystone', validator: ks.validator },

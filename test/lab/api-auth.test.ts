@@ -1,5 +1,6 @@
 // The API's Keystone auth against the lab's real Keystone: 401 for unknown and revoked tokens,
-// 403 for roles the policy does not allow, with a user made for the test holding only `reader`.
+// 403 for roles the policy does not allow (a project's reader reads nothing of the cloud), with a
+// user made for the test holding only `reader`.
 
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -67,7 +68,8 @@ async function answer(
     url,
     headers: {
       ...(token === undefined ? {} : { 'x-auth-token': token }),
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      // A body-less action sends the clients' header, as the CLI does.
+      ...(body === undefined ? { 'x-aicerine-client': 'test' } : { 'content-type': 'application/json' }),
     },
     ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
   });
@@ -128,10 +130,11 @@ describe('API auth against the lab Keystone', () => {
     expect(await call('GET', '/v1/plans', token)).toBe(401);
   });
 
-  it('lets the reader-only user read and refuses it every action with 403', async () => {
+  it("shows a project's reader none of the cloud and refuses it every action with 403", async () => {
     const token = await tokenOf(readerName, 'demo');
-    expect(await call('GET', '/v1/plans', token)).toBe(200);
-    expect(await call('GET', '/v1/aggregates', token)).toBe(200);
+    expect(await call('GET', '/v1/plans', token)).toBe(403);
+    expect(await call('GET', '/v1/aggregates', token)).toBe(403);
+    expect(await call('GET', '/v1/whoami', token)).toBe(200);
     expect(await call('POST', '/v1/pause', token)).toBe(403);
     expect(await call('POST', '/v1/plans/1/approve', token)).toBe(403);
     expect(await call('GET', '/v1/config', token)).toBe(403);
@@ -139,7 +142,7 @@ describe('API auth against the lab Keystone', () => {
 
   it('refuses the member demo the operator actions and lets admin take them', async () => {
     const demo = await tokenOf('demo', 'demo');
-    expect(await call('GET', '/v1/plans', demo)).toBe(200);
+    expect(await call('GET', '/v1/plans', demo)).toBe(403);
     expect(await call('POST', '/v1/pause', demo)).toBe(403);
     const adminToken = await tokenOf('admin', 'admin');
     expect(await call('POST', '/v1/pause', adminToken)).toBe(200);
@@ -150,13 +153,16 @@ describe('API auth against the lab Keystone', () => {
     expect(audit.items[0]!.credential).toMatch(/^token:/);
   });
 
-  it('the new actions: readers read hosts and history and may ask a what-if; recording a snapshot needs an operator', async () => {
+  it("the new actions: a project's reader reads no hosts, history or what-if; recording a snapshot needs an operator", async () => {
     const reader = await tokenOf(readerName, 'demo');
-    expect(await call('GET', '/v1/aggregates/gold/hosts', reader)).toBe(200);
-    expect(await call('GET', '/v1/aggregates/gold/history', reader)).toBe(200);
-    expect(await call('GET', '/v1/shadow-reports', reader)).toBe(200);
-    expect(await call('GET', '/v1/snapshots', reader)).toBe(200);
-    expect(await call('POST', '/v1/what-if', reader, { aggregate: 'gold', drainHosts: ['g1'] })).toBe(200);
+    expect(await call('GET', '/v1/aggregates/gold/hosts', reader)).toBe(403);
+    expect(await call('GET', '/v1/aggregates/gold/history', reader)).toBe(403);
+    expect(await call('GET', '/v1/shadow-reports', reader)).toBe(403);
+    expect(await call('GET', '/v1/snapshots', reader)).toBe(403);
+    expect(await call('POST', '/v1/what-if', reader, { aggregate: 'gold', drainHosts: ['g1'] })).toBe(403);
+    const admin = await tokenOf('admin', 'admin');
+    expect(await call('GET', '/v1/aggregates/gold/hosts', admin)).toBe(200);
+    expect(await call('POST', '/v1/what-if', admin, { aggregate: 'gold', drainHosts: ['g1'] })).toBe(200);
     expect(await call('POST', '/v1/snapshots', reader, {})).toBe(403);
     expect(await call('POST', '/v1/snapshots', await tokenOf('demo', 'demo'), {})).toBe(403);
     expect(await call('POST', '/v1/snapshots', undefined, {})).toBe(401);

@@ -57,7 +57,11 @@ describe('the maintenance API', () => {
   it('refuses bad starts with the field, then starts, pauses, resumes, takes a host back and aborts', async () => {
     const a = await api();
     const post = (url: string, payload?: Record<string, unknown>) =>
-      a.inject({ method: 'POST', url, ...(payload === undefined ? {} : { payload }) });
+      a.inject({
+        method: 'POST',
+        url,
+        ...(payload === undefined ? { headers: { 'x-aicerine-client': 'test' } } : { payload }),
+      });
 
     let res = await post('/v1/maintenance', { aggregate: 'rack', parallel: 0 });
     expect(res.statusCode).toBe(400);

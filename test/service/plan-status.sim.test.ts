@@ -27,7 +27,8 @@ async function call<T>(method: 'GET' | 'POST', path: string, body?: unknown): Pr
     method,
     headers: {
       accept: 'application/json',
-      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      // A body-less action sends the clients' header, as the CLI does.
+      ...(body !== undefined ? { 'content-type': 'application/json' } : { 'x-aicerine-client': 'test' }),
     },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
   });

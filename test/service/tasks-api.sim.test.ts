@@ -10,7 +10,7 @@ import { LocalLockService } from '../../src/coordination/local-locks.js';
 import { setServiceStatus } from '../../src/sim/model.js';
 import { runCommand } from '../fixtures/cli.js';
 import { SwitchableLocks } from '../tasks/rig.js';
-import { PASSWORD, type Rig, startRig, until } from '../web/rig.js';
+import { addCloudReader, PASSWORD, type Rig, startRig, until } from '../web/rig.js';
 
 interface Answer {
   status: number;
@@ -39,7 +39,8 @@ async function call(method: 'GET' | 'POST', path: string, body?: unknown, token?
     method,
     headers: {
       accept: 'application/json',
-      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      // A body-less action sends the clients' header, as the CLI does.
+      ...(body !== undefined ? { 'content-type': 'application/json' } : { 'x-aicerine-client': 'test' }),
       ...(token ? { 'x-auth-token': token } : {}),
     },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
@@ -232,7 +233,9 @@ describe('operator tasks through the service API', () => {
         })
       ).body.token as string;
     const admin = await login('admin', 'admin');
-    const reader = await login('demo', 'demo');
+    // A cloud-wide reader (a project's member or reader reads nothing: docs/api.md).
+    addCloudReader(r.sim);
+    const reader = await login('noc', 'admin');
     const created = await call(
       'POST',
       '/v1/tasks',

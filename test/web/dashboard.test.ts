@@ -1,11 +1,12 @@
 // The dashboard in real headless Chromium against the simulator and the running service: the
 // hot host stands out, an operator approves the assisted plan, its migrations complete on the
-// live timeline and the heatmap evens out, all without a reload; and with Keystone, a reader sees
-// no approve button where an operator does.
+// live timeline and the heatmap evens out, all without a reload; and with Keystone, a project
+// member is told why they see nothing, a cloud-wide reader sees no approve button where an operator
+// does.
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { startDemo } from '../../src/service/demo.js';
-import { browserSession, NO_BROWSER, PASSWORD, type Rig, startRig } from './rig.js';
+import { addCloudReader, browserSession, NO_BROWSER, PASSWORD, type Rig, startRig } from './rig.js';
 
 if (NO_BROWSER !== null) console.warn(`dashboard tests skipped: ${NO_BROWSER}`);
 
@@ -162,9 +163,21 @@ describe.skipIf(NO_BROWSER !== null)('the dashboard in headless Chromium', () =>
       .toContain('Keystone refused these credentials');
     expect(await page.evaluate(() => sessionStorage.getItem('aicerine.token'))).toBeNull();
 
-    // A reader (demo: member and reader on project demo) reads everything and decides nothing.
+    // A project's member and reader (demo on project demo) sees none of the cloud, and is told why.
     await logIn('demo', PASSWORD, 'demo');
-    await expect.poll(() => page.locator('header.top .who').textContent()).toBe('demo @ demo');
+    const noAccess = page.getByRole('alert', { name: 'no access' });
+    await noAccess.waitFor();
+    await expect.poll(() => noAccess.textContent()).toContain('logged in as demo in project demo');
+    expect(await noAccess.textContent()).toContain('with the roles member, reader');
+    expect(await noAccess.textContent()).toContain('admin, aicerine-reader, aicerine-operator');
+    expect(await page.locator('header.top').count()).toBe(0);
+    await noAccess.getByRole('button', { name: 'Log out' }).click();
+    await login.waitFor();
+
+    // A cloud-wide reader (aicerine-reader on project admin) reads everything and decides nothing.
+    addCloudReader(rig!.sim);
+    await logIn('noc', PASSWORD, 'admin');
+    await expect.poll(() => page.locator('header.top .who').textContent()).toBe('noc @ admin');
     expect(await page.evaluate(() => sessionStorage.getItem('aicerine.token'))).toMatch(/.{16,}/);
     const planLink = gold().locator('.latest-plan a');
     await planLink.waitFor();

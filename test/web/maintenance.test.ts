@@ -3,7 +3,7 @@
 // a host handed over is said back, resumed and finished, without a reload.
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { browserSession, NO_BROWSER, PASSWORD, type Rig, startRig } from './rig.js';
+import { addCloudReader, browserSession, NO_BROWSER, PASSWORD, type Rig, startRig } from './rig.js';
 
 if (NO_BROWSER !== null) console.warn(`maintenance page tests skipped: ${NO_BROWSER}`);
 
@@ -89,7 +89,9 @@ describe.skipIf(NO_BROWSER !== null)('the Maintenance page in headless Chromium'
       await page.getByLabel('Project', { exact: true }).fill(project);
       await page.getByRole('button', { name: 'Log in' }).click();
     };
-    await logIn('demo', 'demo');
+    // A cloud-wide reader (a project's member reads nothing of the cloud).
+    addCloudReader(rig.sim);
+    await logIn('noc', 'admin');
     await expect
       .poll(() => page.getByTestId('campaign-state').textContent(), { timeout: WAIT })
       .toBe('PAUSED');

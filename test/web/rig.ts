@@ -168,6 +168,21 @@ export async function startRig(opts: {
   };
 }
 
+/**
+ * A Keystone user `noc` with the cloud-wide `aicerine-reader` role on project admin: a project's
+ * member or reader (the simulator's `demo`) reads nothing of the cloud (docs/api.md).
+ */
+export function addCloudReader(sim: SimServerHandle): { username: string; project: string } {
+  const keystone = sim.keystone;
+  keystone.users.set('uid-noc', {
+    id: 'uid-noc',
+    name: 'noc',
+    password: PASSWORD,
+    roles: new Map([[keystone.projectByName('admin')!.id, ['aicerine-reader']]]),
+  });
+  return { username: 'noc', project: 'admin' };
+}
+
 /** The dashboard as `npm run build` makes it; built here when a single test file runs without it. */
 export function ensureWebBuild(): void {
   const root = defaultWebRoot();

@@ -7,7 +7,7 @@ import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { LocalLockService } from '../../src/coordination/local-locks.js';
 import { SwitchableLocks } from '../tasks/rig.js';
-import { browserSession, NO_BROWSER, PASSWORD, type Rig, startRig } from './rig.js';
+import { addCloudReader, browserSession, NO_BROWSER, PASSWORD, type Rig, startRig } from './rig.js';
 
 if (NO_BROWSER !== null) console.warn(`dashboard tasks tests skipped: ${NO_BROWSER}`);
 
@@ -178,7 +178,9 @@ describe.skipIf(NO_BROWSER !== null)('the Tasks page in headless Chromium', () =
       await page.getByRole('button', { name: 'Log in' }).click();
     };
     await page.getByRole('form', { name: 'log in' }).waitFor();
-    await logIn('demo', 'demo');
+    // A cloud-wide reader (a project's member reads nothing of the cloud).
+    addCloudReader(r.sim);
+    await logIn('noc', 'admin');
     await page.getByRole('link', { name: 'Tasks', exact: true }).click();
     await row(task!.id).and(page.locator('[data-state="WAITING"]')).waitFor();
     expect(await page.getByRole('form', { name: 'request a task' }).count()).toBe(0);

@@ -60,10 +60,45 @@ export function App() {
     storeToken(null);
     setPhase({ kind: 'login', notice: null });
   };
+  if (!phase.who.actions.includes('read')) return <NoAccess who={phase.who} onLogout={logout} />;
   return (
     <SessionContext.Provider value={phase.who}>
       <Shell who={phase.who} onLogout={logout} />
     </SessionContext.Provider>
+  );
+}
+
+/**
+ * A token Keystone accepted whose roles do not read the cloud (a project's member or reader):
+ * every page would be a 403, so say once why, and what would let them in.
+ */
+function NoAccess(props: { who: WhoAmI; onLogout: () => void }) {
+  const { who } = props;
+  return (
+    <main className="login">
+      <h1>Aicerine</h1>
+      <section role="alert" aria-label="no access" className="no-access">
+        <h2>Your roles do not let you see the cloud</h2>
+        <p>
+          You are logged in as <strong>{who.user}</strong>
+          {who.project ? (
+            <>
+              {' '}
+              in project <strong>{who.project}</strong>
+            </>
+          ) : null}{' '}
+          with the roles <strong>{who.roles.join(', ') || 'none'}</strong>.
+        </p>
+        <p>
+          Aicerine shows every project's servers and every host, so it needs a role that sees the whole cloud:{' '}
+          <strong>{who.readRoles.join(', ')}</strong>. A role in one project is not enough. Ask your cloud's
+          administrators for one of these roles, then log in again.
+        </p>
+        <button type="button" onClick={props.onLogout}>
+          Log out
+        </button>
+      </section>
+    </main>
   );
 }
 

@@ -56,7 +56,8 @@ function messageOf(status: number, body: unknown): Refusal {
 }
 
 export async function request<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
-  const headers: Record<string, string> = { accept: 'application/json' };
+  // The API refuses a state change without JSON or this header (what a cross-site page sends).
+  const headers: Record<string, string> = { accept: 'application/json', 'x-aicerine-client': 'dashboard' };
   const token = storedToken();
   if (token !== null) headers['x-auth-token'] = token;
   if (body !== undefined) headers['content-type'] = 'application/json';

@@ -4,6 +4,7 @@
 import { aggregateConfig } from '../../config/aggregate.js';
 import { windowState } from '../../config/windows.js';
 import { snapshotAggregates } from '../../policy/aggregate-scope.js';
+import { own } from '../../util/maps.js';
 import type { ApiContext, ZodApp } from '../context.js';
 import { notFound } from '../errors.js';
 import { aggregateParams, aggregatesQuery, aggregateView, errorBody, page } from '../schemas.js';
@@ -29,7 +30,10 @@ export function registerAggregates(app: ZodApp, ctx: ApiContext): void {
       name,
       mode: agg.mode,
       paused:
-        ctx.config.paused || agg.paused || pauses.global !== null || pauses.aggregates[name] !== undefined,
+        ctx.config.paused ||
+        agg.paused ||
+        pauses.global !== null ||
+        own(pauses.aggregates, name) !== undefined,
       window: {
         open: w.open,
         closesAt: w.open ? (w.closesAt?.toISOString() ?? null) : null,

@@ -6,8 +6,10 @@ import { ApiError } from '../errors.js';
 import type { Caller } from '../keystone.js';
 import { API_ACTIONS, allows } from '../policy.js';
 import { errorBody, loginBody, loginResult, whoami } from '../schemas.js';
+import { LoginThrottle } from '../throttle.js';
 
 export function registerAuth(app: ZodApp, ctx: ApiContext): void {
+  const throttle = new LoginThrottle(ctx.config.api.loginThrottle);
   const describe = (c: Caller) => ({
     authenticated: ctx.authMode === 'keystone',
     mode: ctx.authMode === 'keystone' ? ('keystone' as const) : ('no-auth' as const),
@@ -15,7 +17,8 @@ export function registerAuth(app: ZodApp, ctx: ApiContext): void {
     userId: c.userId,
     project: c.projectName,
     roles: c.roles,
-    actions: API_ACTIONS.filter((a) => ctx.authMode === 'none' || allows(ctx.policy, a, c.roles)),
+    actions: API_ACTIONS.filter((a) => ctx.authMode === 'none' || allows(ctx.policy, a, c)),
+    readRoles: [...ctx.policy.read],
     expiresAt: c.expiresAt,
   });
 
@@ -26,16 +29,26 @@ export function registerAuth(app: ZodApp, ctx: ApiContext): void {
         tags: ['auth'],
         summary: 'Log in: Keystone issues a project-scoped token for a user name and password',
         description:
-          'Forwarded to the Keystone the service uses; the password is neither stored nor logged. 409 in the no-auth mode (no token needed).',
+          'Forwarded to the Keystone the service uses; the password is neither stored nor logged. 429 with Retry-After after too many failed logins for the user name or from the address (api.loginThrottle). 409 in the no-auth mode (no token needed).',
         security: [],
         body: loginBody,
-        response: { 201: loginResult, 401: errorBody, 409: errorBody, 503: errorBody },
+        response: { 201: loginResult, 401: errorBody, 409: errorBody, 429: errorBody, 503: errorBody },
       },
     },
     async (req, reply) => {
       if (ctx.authMode === 'none' || ctx.login === null)
         throw new ApiError(409, 'conflict', 'this API runs without authentication: no token is needed');
       const b = req.body;
+      const name = `${b.userDomain ?? 'Default'}/${b.username}`;
+      const wait = throttle.retryAfter(name, req.ip);
+      if (wait !== null) {
+        reply.header('Retry-After', String(wait));
+        throw new ApiError(
+          429,
+          'too-many-logins',
+          `too many failed logins for this user name or from this address: try again in ${wait} s`,
+        );
+      }
       const issued = await ctx.login.issue({
         username: b.username,
         password: b.password,
@@ -43,12 +56,15 @@ export function registerAuth(app: ZodApp, ctx: ApiContext): void {
         userDomain: b.userDomain ?? 'Default',
         projectDomain: b.projectDomain ?? 'Default',
       });
-      if (issued === null)
+      if (issued === null) {
+        throttle.failed(name, req.ip);
         throw new ApiError(
           401,
           'unauthenticated',
           'Keystone refused these credentials (user name, password, project or domain)',
         );
+      }
+      throttle.succeeded(name);
       return reply.code(201).send({ ...describe(issued.caller), token: issued.token });
     },
   );

@@ -3,6 +3,7 @@
 // per-host utilization before and after its moves.
 import { aggregateConfig } from '../../config/aggregate.js';
 import type { Snapshot } from '../../model/snapshot.js';
+import { own } from '../../util/maps.js';
 import type { ApiContext, ZodApp } from '../context.js';
 import { ApiError, notFound } from '../errors.js';
 import {
@@ -37,10 +38,15 @@ export function latestSnapshot(ctx: ApiContext): Snapshot {
 }
 
 /** 404 unless the aggregate is configured or has hosts in the snapshot. */
-export function knownAggregate(ctx: ApiContext, name: string, snap: Snapshot | null): void {
-  if (ctx.config.aggregates[name] !== undefined) return;
+export function knownAggregate(
+  ctx: ApiContext,
+  name: string,
+  snap: Snapshot | null,
+  field = 'params.name',
+): void {
+  if (own(ctx.config.aggregates, name) !== undefined) return;
   if (snap?.hosts.some(inAggregate(name))) return;
-  throw notFound(`aggregate ${name} (neither configured nor in the latest snapshot)`, 'params.name', name);
+  throw notFound(`aggregate ${name} (neither configured nor in the latest snapshot)`, field, name);
 }
 
 export function registerInsight(app: ZodApp, ctx: ApiContext): void {

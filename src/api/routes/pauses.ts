@@ -1,6 +1,7 @@
 // Pause and resume, globally or per aggregate, through the service's control port. A pause set in
 // the configuration file stays: resume lifts run-time pauses only, and says so.
 import type { ServiceConfig } from '../../config/types.js';
+import { own } from '../../util/maps.js';
 import { type ApiContext, actorOf, type ZodApp } from '../context.js';
 import type { PauseScope, PauseState } from '../control.js';
 import { ApiError, notFound } from '../errors.js';
@@ -14,14 +15,14 @@ export function pausesView(config: ServiceConfig, state: PauseState) {
       .map((name) => ({
         name,
         configured: config.aggregates[name]!.paused,
-        runtime: state.aggregates[name] ?? null,
+        runtime: own(state.aggregates, name) ?? null,
       })),
   };
 }
 
 export function registerPauses(app: ZodApp, ctx: ApiContext): void {
   const known = (name: string) => {
-    if (ctx.config.aggregates[name] === undefined)
+    if (own(ctx.config.aggregates, name) === undefined)
       throw notFound(`aggregate ${name} (not in the configuration)`, 'params.name', name);
   };
 
@@ -59,7 +60,8 @@ export function registerPauses(app: ZodApp, ctx: ApiContext): void {
         if (verb === 'pause') await ctx.control.pause(scope, who.actor, reason);
         else {
           const lifted = await ctx.control.resume(scope, who.actor);
-          const configured = name === undefined ? ctx.config.paused : ctx.config.aggregates[name]!.paused;
+          const configured =
+            name === undefined ? ctx.config.paused : own(ctx.config.aggregates, name)!.paused;
           if (!lifted)
             throw new ApiError(
               409,

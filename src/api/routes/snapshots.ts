@@ -44,11 +44,12 @@ export function registerSnapshots(app: ZodApp, ctx: ApiContext): void {
         throw new ApiError(503, 'no-snapshot', 'this API runs without the service: it cannot read the cloud');
       const who = actorOf(req);
       const snap = await ctx.snapshots.record();
-      await mkdir(ctx.snapshotDir, { recursive: true });
+      // Snapshots hold every tenant's server names: the service user's only.
+      await mkdir(ctx.snapshotDir, { recursive: true, mode: 0o700 });
       const stamp = snap.takenAt.replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
       const path = join(ctx.snapshotDir, `snapshot-${stamp}-${randomBytes(3).toString('hex')}.json.gz`);
       const bytes = encodeJson(path, snap);
-      await writeFile(path, bytes, { flag: 'wx' });
+      await writeFile(path, bytes, { flag: 'wx', mode: 0o600 });
       const at = ctx.now().toISOString();
       const rec = await ctx.store.snapshots.record({
         takenAt: snap.takenAt,

@@ -7,6 +7,7 @@ import type { Host, Snapshot } from '../../model/snapshot.js';
 import { planSnapshot } from '../../planner/index.js';
 import { compilePolicy } from '../../policy/load.js';
 import type { Policy } from '../../policy/types.js';
+import { setOwn } from '../../util/maps.js';
 import type { ApiContext, ZodApp } from '../context.js';
 import { ApiError } from '../errors.js';
 import { errorBody, whatIfBody, whatIfResult } from '../schemas.js';
@@ -22,8 +23,10 @@ function isObject(v: unknown): v is JsonObject {
 /** `over` laid on `base` key by key (objects merged, everything else replaced). */
 function overlay(base: JsonObject, over: JsonObject): JsonObject {
   const out: JsonObject = { ...base };
-  for (const [k, v] of Object.entries(over))
-    out[k] = isObject(v) && isObject(base[k]) ? overlay(base[k], v) : v;
+  for (const [k, v] of Object.entries(over)) {
+    const under = Object.hasOwn(base, k) ? base[k] : undefined;
+    setOwn(out, k, isObject(v) && isObject(under) ? overlay(under, v) : v);
+  }
   return out;
 }
 
@@ -31,7 +34,7 @@ function overlay(base: JsonObject, over: JsonObject): JsonObject {
 function valueAt(doc: unknown, path: string): unknown {
   let cur = doc;
   for (const key of path.split(/[.[\]]/).filter((k) => k !== '')) {
-    if (typeof cur !== 'object' || cur === null) return undefined;
+    if (typeof cur !== 'object' || cur === null || !Object.hasOwn(cur, key)) return undefined;
     cur = (cur as Record<string, unknown>)[key];
   }
   return cur;
@@ -138,7 +141,7 @@ export function registerWhatIf(app: ZodApp, ctx: ApiContext): void {
       const snap = latestSnapshot(ctx);
       const name = body.aggregate;
       if (!snap.hosts.some(inAggregate(name))) {
-        knownAggregate(ctx, name, snap);
+        knownAggregate(ctx, name, snap, 'body.aggregate');
         throw new ApiError(409, 'conflict', `aggregate ${name} has no host in the latest snapshot`);
       }
       const policy = {

@@ -2,7 +2,7 @@
 // configuration without starting anything, and print a commented example to start from.
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { loadServiceConfig } from '../../config/load.js';
+import { loadServiceConfig, secretFileProblems } from '../../config/load.js';
 import { formatConfigSummary } from '../../config/summary.js';
 import { InputError } from '../../errors.js';
 import { describeCommand } from '../command-list.js';
@@ -23,6 +23,9 @@ export function register(program: Command): void {
       }
       try {
         const { config: c, warnings } = await loadServiceConfig(file);
+        // serve reads the secret files before its first cycle: a missing one fails here too.
+        const missing = await secretFileProblems(c);
+        if (missing.length > 0) throw new InputError(missing);
         for (const w of warnings) process.stderr.write(`warning: ${w}\n`);
         process.stdout.write(formatConfigSummary(c, now));
       } catch (e) {

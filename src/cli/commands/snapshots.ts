@@ -67,7 +67,7 @@ export function register(program: Command): void {
       const doc = await api.get(`/v1/snapshots/${encodeURIComponent(id)}`);
       const { encodeJson } = await import('../../formats/json-file.js');
       const bytes = encodeJson(flags.output, doc);
-      await writeFile(flags.output, bytes);
+      await writeFile(flags.output, bytes, { mode: 0o600 });
       process.stdout.write(`snapshot ${id} written to ${flags.output} (${size(bytes.length)})\n`);
     });
 }

@@ -84,10 +84,84 @@ describe('aicerine config check', () => {
     );
   });
 
+  it('reads the secret files as serve would: a missing one is a problem naming its key and path', async () => {
+    const secret = join(dir, 'store.secret');
+    const text = [
+      'store: { url: "mysql://aicerine@db.example.com/aicerine", passwordFile: store.secret }',
+      '',
+    ].join('\n');
+    const f = await file('secret.yaml', text);
+    const missing = await runCommand([register], ['config', 'check', f]);
+    expect(missing.exitCode).toBe(1);
+    expect(missing.out).toBe(
+      [
+        `INVALID ${f}: 1 problem`,
+        `${f}: store.passwordFile: secret file ${secret} cannot be read (ENOENT)`,
+        '',
+      ].join('\n'),
+    );
+    await file('store.secret', 'hunter2\n');
+    process.exitCode = undefined;
+    const ok = await runCommand([register], ['config', 'check', f]);
+    expect(ok.exitCode).toBeUndefined();
+    expect(ok.out).toContain(`OK ${f}`);
+    expect(ok.out).not.toContain('hunter2');
+  });
+
+  it('warns when the API listens beyond loopback, where it speaks plain HTTP', async () => {
+    const f = await file('open.yaml', 'api: { host: 0.0.0.0 }\n');
+    const { out, err, exitCode } = await runCommand([register], ['config', 'check', f]);
+    expect(exitCode).toBeUndefined();
+    expect(out).toContain(`OK ${f}`);
+    expect(err).toContain(
+      'warning: api.host is 0.0.0.0, reachable from other machines, and the API speaks plain HTTP',
+    );
+    const local = await file('local.yaml', 'api: { host: 127.0.0.1 }\n');
+    expect((await runCommand([register], ['config', 'check', local])).err).toBe('');
+  });
+
+  it('refuses binary, gzip-compressed and oversized files without printing their bytes', async () => {
+    const { gzipSync } = await import('node:zlib');
+    const bin = join(dir, 'image.yaml');
+    await writeFile(bin, Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0xff]));
+    const gz = join(dir, 'config.yaml.gz');
+    await writeFile(gz, gzipSync('paused: true\n'));
+    for (const [f, says] of [
+      [bin, 'is a binary file, not text'],
+      [gz, 'is a binary file (gzip-compressed), not text'],
+    ] as const) {
+      const { out, exitCode } = await runCommand([register], ['config', 'check', f]);
+      expect(exitCode, f).toBe(1);
+      expect(out, f).toContain(`${f}: ${says}`);
+      expect(out, f).not.toMatch(/PNG|\ufffd/);
+    }
+    // Sparse: 600 MiB long without writing them.
+    const big = join(dir, 'big.yaml');
+    const { open } = await import('node:fs/promises');
+    const h = await open(big, 'w');
+    await h.truncate(600 * 1024 * 1024);
+    await h.close();
+    const { out, exitCode } = await runCommand([register], ['config', 'check', big]);
+    expect(exitCode).toBe(1);
+    expect(out).toContain(`${big}: is 600 MiB, more than the 512 MiB an input file may have`);
+    await rm(big);
+  });
+
+  it('names both values of a ratio bound whose min is above its max', async () => {
+    const f = await file('bounds.yaml', 'defaults:\n  ratioBounds:\n    VCPU: { min: 8, max: 2 }\n');
+    const { out, exitCode } = await runCommand([register], ['config', 'check', f]);
+    expect(exitCode).toBe(1);
+    expect(out).toContain(`${f}: defaults.ratioBounds.VCPU.min: min 8 is above max 2`);
+    expect(out).not.toContain('mapping of keys');
+  });
+
   it('config example prints the example file, which passes the check', async () => {
     const { out } = await runCommand([register], ['config', 'example']);
     expect(out).toMatch(/^# aicerine.yaml: the configuration of `aicerine serve`/);
-    const f = await file('example.yaml', out);
+    // Its secret file is where a deployment would put it; here, one that exists.
+    expect(out).toContain('/etc/aicerine/actuator.secret');
+    const secret = await file('actuator.secret', 'not-a-real-secret\n');
+    const f = await file('example.yaml', out.replaceAll('/etc/aicerine/actuator.secret', secret));
     const checked = await runCommand([register], ['config', 'check', f]);
     expect(checked.exitCode).toBeUndefined();
     expect(checked.out).toContain('aggregate gold\n  mode active');
