@@ -434,6 +434,14 @@ export class AicerineService {
     try {
       await this.refreshPauses();
       const report = await this.loop.runCycle();
+      const recovery = this.recorderReader.recover(
+        report.aggregates.flatMap((a) => (a.verdict === null ? [] : [a.verdict])),
+      );
+      if (recovery.full !== null || recovery.hosts.length > 0)
+        this.deps.logger.info('service: the next read checks again what the data-health gate doubted', {
+          full: recovery.full,
+          hosts: recovery.hosts,
+        });
       const last = this.recorderReader.last;
       await this.recordHistory(report);
       const prevention = await this.prevent();
