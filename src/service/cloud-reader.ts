@@ -24,7 +24,21 @@ export function readProblems(
     for (const x of rule.missing) into.add(x);
     for (const x of rule.stale) into.add(x);
   }
+  // A host's load is as old as the oldest of its host rules' newest samples.
+  const sampled = new Map<string, number>();
+  for (const rule of r.metrics?.health.rules ?? []) {
+    if (rule.scope !== 'host') continue;
+    for (const [host, at] of Object.entries(rule.sampledAt ?? {}))
+      sampled.set(host, Math.min(sampled.get(host) ?? Number.POSITIVE_INFINITY, at));
+  }
   return {
+    ...(sampled.size > 0
+      ? {
+          hostSampledAt: Object.fromEntries(
+            [...sampled].map(([h, at]) => [h, new Date(at * 1000).toISOString()]),
+          ),
+        }
+      : {}),
     hostsLeftOut,
     leftOutAggregates,
     hostsWithoutLoad: [...hostsWithoutLoad],

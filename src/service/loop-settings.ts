@@ -43,11 +43,13 @@ export function aggregateLoopSettings(
     startImbalance: a.policy.mode === 'spread' ? a.policy.spread.targetImbalance * START_IMBALANCE_FACTOR : 0,
     serverCooldownSeconds: secondsOf(a.cooldowns.serverMs),
     aggregateCooldownSeconds: secondsOf(a.cooldowns.aggregateMs),
+    abortHoldSeconds: secondsOf(a.cooldowns.afterAbortMs),
     approvalExpirySeconds: secondsOf(a.approvalExpiryMs),
     health: {
       ...DEFAULT_HEALTH_THRESHOLDS,
       maxSnapshotAgeSeconds: secondsOf(a.dataHealth.maxSnapshotAgeMs),
       maxMissingLoadFraction: a.dataHealth.maxMissingFraction,
+      settleMaxSeconds: secondsOf(a.dataHealth.maxMetricAgeMs),
     },
   };
 }
