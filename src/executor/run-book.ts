@@ -29,6 +29,11 @@ export interface ExecutorDeps {
   cloud: ExecutorCloud;
   clock: Clock;
   settings: ExecutorSettings;
+  /**
+   * An aggregate's own retry and pause settings (its configuration's `retry` and `onPause`);
+   * absent, or for an aggregate it does not know: `settings`.
+   */
+  settingsFor?: (aggregate: string) => ExecutorSettings;
   /** Shared by every execution of the process, so global and per-host limits hold across them. */
   slots: MigrationSlots;
   /** Seconds a move may run before it is aborted (learned duration x margin, within floor and ceiling). */

@@ -42,7 +42,14 @@ import { hostRatioStates } from '../prevention/observe.js';
 import { type RatioWritePort, RatioWriter } from '../prevention/writer.js';
 import type { Store } from '../store/store.js';
 import { RecorderCloudReader } from './cloud-reader.js';
-import { executorSettings, loopSettings, ratioSettings, timeoutSettings } from './loop-settings.js';
+import {
+  aggregateSlotLimits,
+  executorSettings,
+  executorSettingsFor,
+  loopSettings,
+  ratioSettings,
+  timeoutSettings,
+} from './loop-settings.js';
 import { replicaOwnershipHooks } from './replica.js';
 import { createServiceTasks, type ServiceTasks, type ServiceTasksDeps, taskHeldHosts } from './tasks.js';
 
@@ -146,7 +153,18 @@ export class AicerineService {
     const settings = resolveExecutorSettings(executorSettings(config));
     // Replicas share the etcd locks for tasks and host locks too: one lock space per cloud.
     this.locks = deps.locks ?? deps.coordination?.locks ?? new LocalLockService();
-    const slots = new MigrationSlots(settings.limits);
+    // Each aggregate's own concurrency, retry and onPause apply to its executions; the pool's
+    // global limit and per-host overrides hold across them.
+    const slots = new MigrationSlots(settings.limits, aggregateSlotLimits(config));
+    const perAggregate = new Map<string, ReturnType<typeof resolveExecutorSettings>>();
+    const settingsFor = (aggregate: string) => {
+      let s = perAggregate.get(aggregate);
+      if (s === undefined) {
+        s = resolveExecutorSettings(executorSettingsFor(config, aggregate));
+        perAggregate.set(aggregate, s);
+      }
+      return s;
+    };
     this.knownAggregates = Object.keys(config.aggregates);
     const coordination = deps.coordination;
     let ownership: AggregateOwnership | null = null;
@@ -162,6 +180,7 @@ export class AicerineService {
       cloud: new OpenStackExecutorCloud(deps.reader, writes),
       clock,
       settings,
+      settingsFor,
       slots,
       timeoutFor: (m) => this.timeoutFor(m),
       ...storeSinks(store),
