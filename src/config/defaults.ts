@@ -140,7 +140,7 @@ export const DEFAULT_WHY: Record<string, string> = {
     "an approval given in the afternoon still covers the night window, not next week's cloud",
   'defaults.cooldowns.server': 'a server moves at most once a day: no guest pays for oscillation',
   'defaults.cooldowns.afterAbort':
-    'an abort is a decision: the same moves wait as long as a moved server would, unless an operator approves them',
+    'an abort is a decision: the same moves wait as long as a moved server would before the loop may plan them again',
   'defaults.cooldowns.aggregate':
     'lets usage settle and metrics catch up after an execution before planning again',
   'defaults.retry.attempts': 'two retries separate transient faults from a server that cannot move',
