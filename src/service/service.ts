@@ -354,6 +354,16 @@ export class AicerineService {
     };
   }
 
+  /** The aggregate's outcome in the latest cycle that ran it (null: none kept). */
+  lastDecision(aggregate: string): { at: string; started: number; summary: string } | null {
+    for (let i = this.cycles.length - 1; i >= 0; i--) {
+      const c = this.cycles[i]!;
+      const a = c.aggregates.find((x) => x.aggregate === aggregate);
+      if (a) return { at: c.at, started: a.started, summary: a.summary };
+    }
+    return null;
+  }
+
   /** The latest snapshot the loop planned on (null before the first cycle). */
   latestSnapshot(): Snapshot | null {
     return this.lastSnapshot;
