@@ -172,7 +172,7 @@ describe('storage and migratability rules', () => {
 
 describe('storageDeclaration', () => {
   it('says how an aggregate is declared, or that it will be treated as local storage', () => {
-    const aggs = [
+    const aggs: { name: string; metadata: Record<string, string> }[] = [
       { name: 'gold', metadata: { 'aicerine:shared_storage': 'true' } },
       { name: 'silver', metadata: {} },
     ];
