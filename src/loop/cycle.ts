@@ -429,8 +429,14 @@ export class ControlLoop {
 
     let planId = stored?.id ?? null;
     if (!stored && aggPlan.moves.length > 0) {
+      // A plan made on data the gate does not trust (stale, contradictory, metrics still showing
+      // the placement before the last execution) is kept for reading, never offered for approval.
       const status =
-        decision.start.length > 0 ? 'executing' : s.mode === 'assisted' ? 'proposed' : 'observed';
+        decision.start.length > 0
+          ? 'executing'
+          : s.mode === 'assisted' && verdict.verdict === 'ok'
+            ? 'proposed'
+            : 'observed';
       planId = await store.storePlan({
         aggregate: s.name,
         plan: single(plan, aggPlan),

@@ -437,6 +437,25 @@ describe('control loop cycle', () => {
     problems = fresh;
     r = await gated.runCycle();
     expect(r.aggregates[0]!.verdict!.verdict).toBe('ok');
+    // Assisted: nothing is offered for approval while the metrics lag; the first plan on
+    // settled metrics is.
+    gated.updateSettings(settings({ mode: 'assisted' }));
+    problems = lagging;
+    clock.now += 1000;
+    store.lastExecutions.set('gold', {
+      ...store.lastExecutions.get('gold')!,
+      endedAt: new Date(clock.now - 500),
+    });
+    store.lastExecutions.get('gold')!.moves[0]!.endedAt = new Date(clock.now - 500).toISOString();
+    store.plans = [];
+    r = await gated.runCycle();
+    expect(r.aggregates[0]!.verdict!.verdict).toBe('blocked');
+    expect(store.plans.map((p) => p.status)).toEqual(['observed']);
+    problems = { ...noProblems, hostSampledAt: { a: new Date(clock.now).toISOString() } };
+    clock.now += 1000;
+    r = await gated.runCycle();
+    expect(store.plans.map((p) => p.status)).toEqual(['observed', 'proposed']);
+    problems = fresh;
     // Bounded: past dataHealth.maxMetricAge after the end, the wait is over (staleness rules apply).
     problems = lagging;
     clock.now += (DEFAULT_HEALTH_THRESHOLDS.settleMaxSeconds + 1) * 1000;
