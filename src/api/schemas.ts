@@ -256,7 +256,13 @@ export const aggregateView = z
         asOf: z.string(),
       })
       .nullable()
-      .describe("the latest plan's `before`: the aggregate as the loop last saw it"),
+      .describe('the imbalance measured at the latest cycle (its history point), not a stored plan figure'),
+    lastDecision: z
+      .object({ at: z.string(), started: z.number().int(), summary: z.string() })
+      .nullable()
+      .describe(
+        "the loop's latest decision: moves started, or why none did (cooldown, data-health gate, window, budget, ...)",
+      ),
   })
   .meta({ id: 'Aggregate' });
 export const aggregatesQuery = z.strictObject({

@@ -9,6 +9,12 @@ export interface SnapshotSource {
   latest(): Snapshot | null;
   /** Reads the whole cloud now (the service's reader credential). */
   record(): Promise<Snapshot>;
+  /**
+   * The loop's latest decision for the aggregate: when, how many moves started, and the line
+   * that says why (or why nothing did: cooldown, data-health gate, window, budget...); null
+   * before its first cycle or when this process does not run that aggregate.
+   */
+  lastDecision?(aggregate: string): { at: string; started: number; summary: string } | null;
 }
 
 export interface LoginRequest {

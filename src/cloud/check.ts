@@ -6,6 +6,7 @@ import { probeRatioOwner, type RatioProbeOptions, type RatioProbeResult } from '
 import { recordSnapshot } from './record.js';
 import type { CloudSession } from './session.js';
 import { declarationsFor, type SiteDeclarations } from './site.js';
+import { SHARED_STORAGE_KEY, type StoragePolicy } from './storage.js';
 
 export type CheckStatus = 'ok' | 'fail' | 'info';
 
@@ -144,6 +145,7 @@ export async function runChecks(session: CloudSession, opts: CheckOptions = {}):
         (rec.storage.get(s.id)?.because ?? '').startsWith('storage policy default') && !opts.site?.storage,
     );
     const storageDetails = [
+      storageDeclaration(aggregate, rec.aggregates, opts.site?.storage),
       `${servers.length - local.length} on shared storage, ${local.length} on local disk (never moved)`,
     ];
     if (local.length) storageDetails.push(`local: ${list(local.map((s) => s.name || s.id))}`);
@@ -279,6 +281,24 @@ export async function runChecks(session: CloudSession, opts: CheckOptions = {}):
     });
   }
   return { results, allHold: results.every((r) => r.status !== 'fail'), warnings: rec.warnings };
+}
+
+/**
+ * How the aggregate's storage is declared, in one line: servers of an undeclared aggregate count
+ * as local storage (never moved) unless a flavor or a volume says otherwise, which an operator
+ * must hear before wondering why nothing moves.
+ */
+export function storageDeclaration(
+  aggregate: string,
+  novaAggregates: readonly { name: string; metadata: Record<string, string> }[],
+  site: StoragePolicy | undefined,
+): string {
+  const meta = novaAggregates.find((a) => a.name === aggregate)?.metadata[SHARED_STORAGE_KEY];
+  if (meta !== undefined) return `storage declared by aggregate metadata ${SHARED_STORAGE_KEY}=${meta}`;
+  const rule = site?.aggregates?.[aggregate];
+  if (rule !== undefined) return `storage declared ${rule} by the site file's storage.aggregates`;
+  if (site !== undefined) return `storage declared ${site.default} by the site file's storage.default`;
+  return `treated as local storage: nothing declares this aggregate's storage (no ${SHARED_STORAGE_KEY} metadata, no "storage" in the site file), so only volume-backed servers and flavors with ${SHARED_STORAGE_KEY}=true can move`;
 }
 
 export function formatReport(report: CheckReport): string {

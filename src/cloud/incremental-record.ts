@@ -1,7 +1,8 @@
 // A recorder for a service that records every cycle: the first cycle reads the cloud in full,
 // later cycles re-read only what changed (servers and live migrations by `changes-since`,
-// Placement providers whose generation moved), so a steady cycle costs calls in proportion to
-// the changes, not to the cloud. Each cycle gives the same snapshot `recordSnapshot` would.
+// Placement providers whose generation moved, the providers of every host a live migration
+// touched, and hosts the caller names), so a steady cycle costs calls in proportion to the
+// changes, not to the cloud. Each cycle gives the same snapshot `recordSnapshot` would.
 import type {
   NovaAggregate,
   NovaHypervisor,
@@ -61,6 +62,12 @@ export interface CycleChanges {
   migrationsChanged: number;
   /** Providers whose inventories and usages were re-read. */
   providersRead: number;
+  /**
+   * Of those, read because a live migration listed this cycle touched their host, or the caller
+   * named the host (requestHostReads), not because their generation moved: Placement does not
+   * bump a provider's generation when an allocation is removed from it.
+   */
+  providersReadByHost: number;
   /** Slow-cadence reads done this cycle ("server groups", "ports"). */
   reread: string[];
 }
@@ -122,12 +129,15 @@ const noChanges = (): CycleChanges => ({
   serversDeleted: 0,
   migrationsChanged: 0,
   providersRead: 0,
+  providersReadByHost: 0,
   reread: [],
 });
 
 export class IncrementalRecorder {
   private state: KeptState | undefined;
   private pendingFull: string | undefined;
+  /** Hosts whose providers the next incremental cycle re-reads whatever their generation. */
+  private pendingHosts = new Set<string>();
   private running = false;
   private readonly opts: IncrementalOptions & typeof DEFAULTS;
 
@@ -147,6 +157,14 @@ export class IncrementalRecorder {
   /** The next cycle reads everything (e.g. after the control loop found the data contradictory). */
   requestFullRead(reason: string): void {
     this.pendingFull ??= reason;
+  }
+
+  /**
+   * The next cycle re-reads these hosts' inventories and usages whatever their provider
+   * generation says (e.g. the hosts a contradictory data-health verdict named).
+   */
+  requestHostReads(hosts: Iterable<string>): void {
+    for (const h of hosts) this.pendingHosts.add(h);
   }
 
   /** Forgets everything: the next cycle is a first cycle. */
@@ -205,11 +223,14 @@ export class IncrementalRecorder {
     if (fullReason !== undefined) {
       // Taken now: a request made while this read runs is for the next cycle.
       const taken = this.pendingFull;
+      const hosts = this.pendingHosts;
       this.pendingFull = undefined;
+      this.pendingHosts = new Set();
       try {
         await this.fullRead();
       } catch (e) {
         this.pendingFull ??= taken;
+        for (const h of hosts) this.pendingHosts.add(h);
         throw e;
       }
       full = true;
@@ -351,8 +372,22 @@ export class IncrementalRecorder {
     if (newServers || slowDue) reread.push('ports');
 
     const wanted = wantedProviders(services, providers, st.hypervisors);
-    const toRead = providersToRead(providers, st.readGeneration, wanted);
+    const byGeneration = providersToRead(providers, st.readGeneration, wanted);
+    // Placement leaves a provider's generation alone when an allocation is removed from it (a
+    // cancelled migration's destination claim, a completed one's source claim): the hosts of
+    // every migration listed this cycle (started, ended or cancelled, within the overlap) and
+    // the hosts asked for are read whatever their generation.
+    const named = new Set(this.pendingHosts);
+    for (const m of migrations.merged.values()) {
+      if (m.sourceCompute) named.add(m.sourceCompute);
+      if (m.destCompute) named.add(m.destCompute);
+    }
+    const byHost = providersOfHosts(named, providers, st.hypervisors, wanted).filter(
+      (uuid) => !byGeneration.includes(uuid),
+    );
+    const toRead = [...byGeneration, ...byHost];
     const data = await readProviders(this.session, toRead);
+    this.pendingHosts = new Set([...this.pendingHosts].filter((h) => !named.has(h)));
 
     // Every read succeeded: fold them in.
     const serverChanges = applyServerChanges(st.servers, changedServers);
@@ -382,6 +417,7 @@ export class IncrementalRecorder {
       serversDeleted: serverChanges.deleted.length,
       migrationsChanged: migrationChanges.changed.length,
       providersRead: toRead.length,
+      providersReadByHost: byHost.length,
       reread,
     };
   }
@@ -390,6 +426,23 @@ export class IncrementalRecorder {
 function leftOut(services: NovaService[], hosts: { name: string }[]): string[] {
   const recorded = new Set(hosts.map((h) => h.name));
   return [...new Set(services.map((s) => s.host))].filter((h) => !recorded.has(h)).sort();
+}
+
+/** The compute-node providers (among `wanted`) of the named hosts. */
+function providersOfHosts(
+  hosts: ReadonlySet<string>,
+  providers: ResourceProvider[],
+  hypervisors: NovaHypervisor[],
+  wanted: ReadonlySet<string>,
+): string[] {
+  if (hosts.size === 0) return [];
+  const rpOfHost = mapProvidersToHosts(providers, hypervisors);
+  const out = new Set<string>();
+  for (const h of hosts) {
+    const rp = rpOfHost.get(h);
+    if (rp && wanted.has(rp.uuid)) out.add(rp.uuid);
+  }
+  return [...out];
 }
 
 /** The providers a snapshot uses: the compute-node provider of each nova-compute host. */

@@ -18,7 +18,7 @@ export const BUILTIN_AGGREGATE: AggregateInput = {
   vcpuRatio: null,
   concurrency: { perSourceHost: 1, perSourceHostOverrides: {}, perDestinationHost: 2, perAggregate: 4 },
   approvals: { expireAfter: '24h' },
-  cooldowns: { server: '24h', aggregate: '15m' },
+  cooldowns: { server: '24h', aggregate: '15m', afterAbort: '24h' },
   retry: { attempts: 3, backoffBase: '10m', backoffMax: '6h' },
   migrationTimeout: { margin: 3, floor: '5m', ceiling: '2h' },
   dataHealth: { maxSnapshotAge: '15m', maxMetricAge: '5m', maxMissingFraction: 0.05 },
@@ -152,6 +152,8 @@ export const DEFAULT_WHY: Record<string, string> = {
   'defaults.approvals.expireAfter':
     "an approval given in the afternoon still covers the night window, not next week's cloud",
   'defaults.cooldowns.server': 'a server moves at most once a day: no guest pays for oscillation',
+  'defaults.cooldowns.afterAbort':
+    'an abort is a decision: the same moves wait as long as a moved server would before the loop may plan them again',
   'defaults.cooldowns.aggregate':
     'lets usage settle and metrics catch up after an execution before planning again',
   'defaults.retry.attempts': 'two retries separate transient faults from a server that cannot move',

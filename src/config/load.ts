@@ -668,6 +668,7 @@ function resolveAggregate(
     cooldowns: {
       serverMs: need(layers, (l) => l.cooldowns?.server),
       aggregateMs: need(layers, (l) => l.cooldowns?.aggregate),
+      afterAbortMs: need(layers, (l) => l.cooldowns?.afterAbort),
     },
     retry: {
       attempts: need(layers, (l) => l.retry?.attempts),

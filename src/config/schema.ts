@@ -201,6 +201,11 @@ export const aggregateSchema = mapping({
   cooldowns: mapping({
     server: duration().optional().describe('a server moved is not moved again before this'),
     aggregate: duration().optional().describe('after an execution ends, the aggregate waits this long'),
+    afterAbort: duration()
+      .optional()
+      .describe(
+        'the servers of moves an aborted execution did not complete are not moved again before this (0s: off)',
+      ),
   })
     .optional()
     .describe('quiet times that make oscillation impossible'),

@@ -80,7 +80,7 @@ function aggregateLines(a: AggregateConfig, now: Date): string[] {
     );
   }
   lines.push(
-    `  cooldowns: server ${formatDuration(a.cooldowns.serverMs)}, aggregate ${formatDuration(a.cooldowns.aggregateMs)}; approvals expire after ${formatDuration(a.approvalExpiryMs)}`,
+    `  cooldowns: server ${formatDuration(a.cooldowns.serverMs)}, aggregate ${formatDuration(a.cooldowns.aggregateMs)}, after an abort ${formatDuration(a.cooldowns.afterAbortMs)}; approvals expire after ${formatDuration(a.approvalExpiryMs)}`,
   );
   return lines;
 }

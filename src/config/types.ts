@@ -119,7 +119,7 @@ export interface AggregateConfig {
     perAggregate: number;
   };
   approvalExpiryMs: number;
-  cooldowns: { serverMs: number; aggregateMs: number };
+  cooldowns: { serverMs: number; aggregateMs: number; afterAbortMs: number };
   retry: { attempts: number; backoffBaseMs: number; backoffMaxMs: number };
   migrationTimeout: { margin: number; floorMs: number; ceilingMs: number };
   dataHealth: { maxSnapshotAgeMs: number; maxMetricAgeMs: number; maxMissingFraction: number };

@@ -14,6 +14,7 @@ import {
 } from './journal.js';
 import { MoveDriver } from './move-driver.js';
 import {
+  abortKindOf,
   type ExecutorDeps,
   JournalRace,
   OwnershipLost,
@@ -93,6 +94,10 @@ export class ExecutionRun {
       }
       this.book.counters.reconciled++;
       await this.book.audit('reconciled', rec, `found ${rec.state} (attempt ${rec.attempt}) at start`);
+      // Killed while aborting for an operator, a pause or the window: the abort goes on, nothing
+      // new starts, and the execution ends aborted, as it would have without the restart.
+      if (rec.state === 'aborting' && abortKindOf(rec.detail) !== 'timeout')
+        this.book.resumedAbort ??= `aborted before a restart (${rec.detail ?? 'no detail'})`;
       const lease = slots.adopt(this.slotRequest(rec));
       // Already running in Nova: it goes on whoever holds the hosts; the locks are taken if free.
       const locked = await this.lockHosts(rec);

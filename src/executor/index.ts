@@ -123,7 +123,8 @@ export class Executor {
 
   private async runStored(execution: ExecutionRecord, window: RunWindow): Promise<ExecutionSummary> {
     if (this.runs.has(execution.id)) throw new Error(`execution ${execution.id}: already running here`);
-    const run = new ExecutionRun(this.deps, execution, window);
+    const settings = this.deps.settingsFor?.(execution.aggregate) ?? this.deps.settings;
+    const run = new ExecutionRun({ ...this.deps, settings }, execution, window);
     this.runs.set(execution.id, run);
     try {
       return await run.run();

@@ -5,7 +5,7 @@ import { findAttemptMigration, isFinalMigration, judge, type Outcome } from './a
 import { type MoveRecord, RETRY_REFUSED } from './journal.js';
 import { ActuatorError, type LiveMigrationView, type ServerView } from './ports.js';
 import { preflight } from './preflight.js';
-import type { AbortKind, RunBook } from './run-book.js';
+import { type AbortKind, abortingDetail, abortKindOf, type RunBook } from './run-book.js';
 import { backoffSeconds } from './settings.js';
 
 /** What a move's driver knows about the current attempt that the journal does not hold. */
@@ -253,7 +253,7 @@ export class MoveDriver {
         ctx.abortWhy = abort.why;
         await this.book.transition(rec, 'migrating', {
           state: 'aborting',
-          detail: `attempt ${rec.attempt}: aborting migration ${rec.novaMigrationId ?? '?'}: ${abort.why}`,
+          detail: abortingDetail(rec.attempt, rec.novaMigrationId, abort.kind, abort.why),
         });
         return;
       }
@@ -274,6 +274,8 @@ export class MoveDriver {
   private async finishAbort(rec: MoveRecord, ctx: AttemptContext): Promise<void> {
     const { clock, settings, cloud } = this.book.deps;
     const why = ctx.abortWhy ?? rec.detail ?? 'abort requested before a restart';
+    // Resumed after a restart: the journal says which kind of abort this was.
+    ctx.abortKind ??= abortKindOf(rec.detail);
     for (;;) {
       this.book.checkOwned();
       const read = await this.readServerAndMigrations(rec);

@@ -29,6 +29,11 @@ export interface ExecutorDeps {
   cloud: ExecutorCloud;
   clock: Clock;
   settings: ExecutorSettings;
+  /**
+   * An aggregate's own retry and pause settings (its configuration's `retry` and `onPause`);
+   * absent, or for an aggregate it does not know: `settings`.
+   */
+  settingsFor?: (aggregate: string) => ExecutorSettings;
   /** Shared by every execution of the process, so global and per-host limits hold across them. */
   slots: MigrationSlots;
   /** Seconds a move may run before it is aborted (learned duration x margin, within floor and ceiling). */
@@ -84,6 +89,26 @@ export class OwnershipLost extends Error {}
 
 export type AbortKind = 'timeout' | 'window' | 'stop';
 
+/** The detail of a move entering `aborting`: it carries the kind, so a restarted process knows it. */
+export function abortingDetail(
+  attempt: number,
+  migrationId: number | null,
+  kind: AbortKind,
+  why: string,
+): string {
+  return `attempt ${attempt}: aborting migration ${migrationId ?? '?'} [${kind}]: ${why}`;
+}
+
+/**
+ * The kind of abort an `aborting` move's detail records. Details written before the kind was
+ * recorded name a timeout in words; anything else was an operator, a pause or the window.
+ */
+export function abortKindOf(detail: string | null): AbortKind {
+  const tagged = /aborting migration \S+ \[(timeout|window|stop)\]/.exec(detail ?? '');
+  if (tagged) return tagged[1] as AbortKind;
+  return /timed out after \d+ s/.test(detail ?? '') ? 'timeout' : 'stop';
+}
+
 export class RunBook {
   readonly moves = new Map<number, MoveRecord>();
   readonly nextTryAt = new Map<number, number>();
@@ -112,9 +137,15 @@ export class RunBook {
     return this.window.shouldStop() || this.aborted() !== null;
   }
 
-  /** Why an operator aborted this execution, or null. */
+  /**
+   * An abort found in the journal at start (a move left `aborting` by an operator's abort, a
+   * pause or the window's end): the execution it belonged to stays aborted whoever finishes it.
+   */
+  resumedAbort: string | null = null;
+
+  /** Why an operator aborted this execution (or a previous process was aborting it), or null. */
   aborted(): string | null {
-    return this.window.abortRequested?.() ?? null;
+    return this.window.abortRequested?.() ?? this.resumedAbort;
   }
 
   abortReason(rec: MoveRecord): { kind: AbortKind; why: string } | null {

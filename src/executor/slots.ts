@@ -15,6 +15,12 @@ export interface SlotLease extends SlotRequest {
   readonly id: number;
 }
 
+/** An aggregate's own limits (its configuration's `concurrency`), for its executions' moves. */
+export type AggregateLimits = Pick<
+  ConcurrencyLimits,
+  'perSourceHost' | 'perDestinationHost' | 'perAggregate'
+>;
+
 export class MigrationSlots {
   private readonly bySource = new Map<string, number>();
   private readonly byDest = new Map<string, number>();
@@ -23,23 +29,32 @@ export class MigrationSlots {
   private nextId = 1;
   private readonly held = new Set<number>();
 
-  constructor(readonly limits: ConcurrencyLimits) {}
+  constructor(
+    readonly limits: ConcurrencyLimits,
+    /** Per aggregate name: its own limits instead of the pool's for moves of its executions. */
+    private readonly aggregateLimits: Readonly<Record<string, AggregateLimits>> = {},
+  ) {}
 
-  sourceLimit(host: string): number {
-    return own(this.limits.perSourceHostOverrides, host) ?? this.limits.perSourceHost;
+  sourceLimit(host: string, aggregate?: string): number {
+    const mine = aggregate === undefined ? undefined : own(this.aggregateLimits, aggregate);
+    return own(this.limits.perSourceHostOverrides, host) ?? mine?.perSourceHost ?? this.limits.perSourceHost;
   }
 
   /** Which limit is full, or null when a slot is free. */
   blockedBy(r: SlotRequest): string | null {
+    const mine = own(this.aggregateLimits, r.aggregate);
+    const perAggregate = mine?.perAggregate ?? this.limits.perAggregate;
+    const perDestination = mine?.perDestinationHost ?? this.limits.perDestinationHost;
+    const perSource = this.sourceLimit(r.source, r.aggregate);
     if (this.total >= this.limits.global) return `global limit ${this.limits.global}`;
-    if ((this.byAggregate.get(r.aggregate) ?? 0) >= this.limits.perAggregate) {
-      return `aggregate ${r.aggregate} limit ${this.limits.perAggregate}`;
+    if ((this.byAggregate.get(r.aggregate) ?? 0) >= perAggregate) {
+      return `aggregate ${r.aggregate} limit ${perAggregate}`;
     }
-    if ((this.bySource.get(r.source) ?? 0) >= this.sourceLimit(r.source)) {
-      return `source ${r.source} limit ${this.sourceLimit(r.source)}`;
+    if ((this.bySource.get(r.source) ?? 0) >= perSource) {
+      return `source ${r.source} limit ${perSource}`;
     }
-    if ((this.byDest.get(r.dest) ?? 0) >= this.limits.perDestinationHost) {
-      return `destination ${r.dest} limit ${this.limits.perDestinationHost}`;
+    if ((this.byDest.get(r.dest) ?? 0) >= perDestination) {
+      return `destination ${r.dest} limit ${perDestination}`;
     }
     return null;
   }

@@ -11,9 +11,17 @@ import type { Snapshot } from '../model/snapshot.js';
 import { planSnapshot } from '../planner/index.js';
 import { type Decision, decide } from './decide.js';
 import { assessEmergencies } from './emergencies.js';
-import { assessHealth, type HealthVerdict } from './health.js';
-import { applyHolds, cooldownHolds, hostHolds, markHeldHosts } from './holds.js';
-import type { CloudReader, ExecutorPort, LoopStore, PlanProgress, StoredPlanView } from './ports.js';
+import { measuredBalance, recheckGain } from './gain.js';
+import { assessHealth, type HealthInput, type HealthVerdict } from './health.js';
+import { abortHolds, applyHolds, cooldownHolds, hostHolds, markHeldHosts, type ServerHold } from './holds.js';
+import type {
+  CloudReader,
+  ExecutorPort,
+  LastExecution,
+  LoopStore,
+  PlanProgress,
+  StoredPlanView,
+} from './ports.js';
 import type { AggregateLoopSettings, LoopSettings } from './settings.js';
 
 /** The executor's `startedBy` of an emergency execution: budgets count these apart. */
@@ -27,12 +35,17 @@ export interface AggregateOutcome {
   planId: string | null;
   started: number;
   decision: Decision | null;
-  /** The aggregate's imbalance as this cycle's plan saw it (before its moves); absent when no plan was made. */
+  /**
+   * The aggregate's imbalance measured on this cycle's snapshot (not a stored plan's figure);
+   * absent when nothing was planned.
+   */
   imbalance?: number;
-  /** The same, per dimension (the plan's `before`); absent when no plan was made. */
+  /** The same, per dimension; absent when nothing was planned. */
   stats?: AggregatePlan['before'];
   /** Moves in the plan this cycle made or kept; absent when no plan was made. */
   planMoves?: number;
+  /** Servers the plan was not allowed to move this cycle, each with why (cooldowns, aborts, quarantine, tasks). */
+  held?: ServerHold[];
 }
 
 export interface CycleReport {
@@ -137,6 +150,16 @@ export function revalidate(
   return { moves, dropped };
 }
 
+/** Per host on either end of the execution's migrations, when the last one there ended. */
+function settlingOf(e: LastExecution): HealthInput['settling'] {
+  const hosts: Record<string, string> = {};
+  for (const m of e.moves) {
+    const end = m.endedAt ?? e.endedAt.toISOString();
+    for (const h of [m.from, m.to]) if (hosts[h] === undefined || hosts[h] < end) hosts[h] = end;
+  }
+  return { execution: e.id, endedAt: e.endedAt.toISOString(), hosts };
+}
+
 export class ControlLoop {
   /** Host → when it was first seen hot, per aggregate; only delays emergencies, so losing it is safe. */
   private readonly hotSince = new Map<string, Map<string, string>>();
@@ -176,8 +199,17 @@ export class ControlLoop {
     if (executor.isRunning(s.name))
       return { ...base, summary: 'an execution is running: waiting for it to end' };
 
+    const lastExecution = await store.lastExecution(s.name);
+    const settling = lastExecution === null ? undefined : settlingOf(lastExecution);
     const verdict = assessHealth(
-      { aggregate: s.name, snapshot, problems, ownInFlight: executor.inFlight(), now },
+      {
+        aggregate: s.name,
+        snapshot,
+        problems,
+        ownInFlight: executor.inFlight(),
+        now,
+        ...(settling ? { settling } : {}),
+      },
       s.health,
     );
     await store.recordVerdict(verdict);
@@ -199,6 +231,11 @@ export class ControlLoop {
         now,
       ),
       ...(await store.quarantined()),
+      ...abortHolds(
+        await store.abortedMoves(new Date(now.getTime() - s.abortHoldSeconds * 1000)),
+        s.abortHoldSeconds,
+        now,
+      ),
     ];
     const planning = markHeldHosts(applyHolds(snapshot, holds), heldHosts);
 
@@ -228,6 +265,27 @@ export class ControlLoop {
         await this.audit('loop', 'plan.expire', stored.id, { aggregate: s.name }, now);
         stored = null;
       }
+      // Made on figures from before another plan's execution ended: it proposes what that
+      // execution may already have done (or undone). A fresh plan replaces it.
+      if (
+        stored &&
+        lastExecution !== null &&
+        lastExecution.planId !== stored.id &&
+        Date.parse(stored.plan.snapshotTakenAt) < lastExecution.endedAt.getTime()
+      ) {
+        await store.setPlanStatus(stored.id, 'superseded', now.toISOString());
+        await this.audit(
+          'loop',
+          'plan.supersede',
+          stored.id,
+          {
+            aggregate: s.name,
+            why: `its snapshot (${stored.plan.snapshotTakenAt}) predates the end of execution ${lastExecution.id} (${lastExecution.endedAt.toISOString()})`,
+          },
+          now,
+        );
+        stored = null;
+      }
     }
     // An assisted plan approved in part runs in part; what ran is not offered again, and the
     // plan stays open for the moves still undecided or waiting.
@@ -255,6 +313,8 @@ export class ControlLoop {
     }
     const planned = plan.aggregates.find((a) => a.name === s.name);
     if (!planned) return { ...base, verdict, summary: `aggregate ${s.name} is not in the snapshot` };
+    const measured = measuredBalance(planning, s.name, s.policy.dimensions);
+    const figures = { imbalance: measured.imbalance, stats: measured, held: holds };
     const aggPlan = progress === null ? planned : remainingMoves(planned, progress);
 
     // The planner's output goes through the independent checker before anything may run.
@@ -275,8 +335,7 @@ export class ControlLoop {
           verdict,
           planId,
           summary: why,
-          imbalance: aggPlan.before.imbalance,
-          stats: aggPlan.before,
+          ...figures,
           planMoves: aggPlan.moves.length,
         };
       }
@@ -293,7 +352,25 @@ export class ControlLoop {
         moves: aggPlan.moves.filter((m) => keep.has(m.step) || !approved.has(m.step)),
       };
       approved = new Set([...approved].filter((st) => keep.has(st)));
+      // Approved on the figures the plan was made from: what still pays is judged on today's.
+      const gain = recheckGain(
+        planning,
+        s.name,
+        candidates.moves.filter((m) => approved.has(m.step)),
+        s.policy.dimensions,
+      );
+      dropped.push(...gain.dropped);
+      const paying = new Set(gain.kept.map((m) => m.step));
+      candidates = {
+        ...candidates,
+        moves: candidates.moves.filter((m) => paying.has(m.step) || !approved.has(m.step)),
+      };
+      approved = new Set([...approved].filter((st) => paying.has(st)));
+      if (dropped.length > 0)
+        await this.audit('loop', 'plan.moves-dropped', stored.id, { aggregate: s.name, dropped }, now);
     }
+    // Decisions weigh the balance measured now, whatever figure a stored plan carries.
+    if (stored) candidates = { ...candidates, before: measured };
 
     const win = windowState(s.windows, now);
     const since = (ms: number) => new Date(now.getTime() - ms);
@@ -352,8 +429,14 @@ export class ControlLoop {
 
     let planId = stored?.id ?? null;
     if (!stored && aggPlan.moves.length > 0) {
+      // A plan made on data the gate does not trust (stale, contradictory, metrics still showing
+      // the placement before the last execution) is kept for reading, never offered for approval.
       const status =
-        decision.start.length > 0 ? 'executing' : s.mode === 'assisted' ? 'proposed' : 'observed';
+        decision.start.length > 0
+          ? 'executing'
+          : s.mode === 'assisted' && verdict.verdict === 'ok'
+            ? 'proposed'
+            : 'observed';
       planId = await store.storePlan({
         aggregate: s.name,
         plan: single(plan, aggPlan),
@@ -404,8 +487,7 @@ export class ControlLoop {
       started: decision.start.length,
       decision,
       summary,
-      imbalance: aggPlan.before.imbalance,
-      stats: aggPlan.before,
+      ...figures,
       planMoves: aggPlan.moves.length,
     };
   }

@@ -13,6 +13,11 @@ export interface HealthThresholds {
   usageTolerance: number;
   /** Measured host cpu load (busy cores) above this multiple of its physical cores is not believable. */
   maxCpuLoadFactor: number;
+  /**
+   * After an execution, how long the gate waits for metrics newer than its migrations' ends
+   * (dataHealth.maxMetricAge): past that, samples older than the end are stale anyway.
+   */
+  settleMaxSeconds: number;
 }
 
 export const DEFAULT_HEALTH_THRESHOLDS: HealthThresholds = {
@@ -20,6 +25,7 @@ export const DEFAULT_HEALTH_THRESHOLDS: HealthThresholds = {
   maxMissingLoadFraction: 0.1,
   usageTolerance: 0.05,
   maxCpuLoadFactor: 1.5,
+  settleMaxSeconds: 300,
 };
 
 /** What the recorder says it could not see, per host or server: the loop passes them through. */
@@ -34,6 +40,11 @@ export interface ReadProblems {
   /** Hosts / server ids with no (fresh) measured load, from the metrics health. */
   hostsWithoutLoad: string[];
   serversWithoutLoad: string[];
+  /**
+   * When each host's measured load was sampled (ISO; the oldest of its host rules' newest
+   * samples); absent when no host metric is read.
+   */
+  hostSampledAt?: Record<string, string>;
   /** Other warnings that apply to the whole read (a failed list call): any one blocks. */
   partialReads: string[];
 }
@@ -48,6 +59,11 @@ export interface HealthInput {
    */
   ownInFlight: { servers: ReadonlySet<string>; hosts: ReadonlySet<string> };
   now: Date;
+  /**
+   * The aggregate's last execution: when its migrations ended, per host on either end. Until a
+   * host's load is sampled after that, the metrics still describe the placement before it.
+   */
+  settling?: { execution: string; endedAt: string; hosts: Record<string, string> };
 }
 
 export type HealthVerdictKind = 'ok' | 'blocked';
@@ -103,6 +119,23 @@ export function assessHealth(
     reasons.push(
       `stale or missing metrics: ${missingServers.length} of ${servers.length} servers (${pct(missingServers.length / servers.length)}, limit ${pct(t.maxMissingLoadFraction)}) have no fresh load`,
     );
+  }
+
+  if (input.settling && problems.hostSampledAt) {
+    const waited = (now.getTime() - Date.parse(input.settling.endedAt)) / 1000;
+    if (waited <= t.settleMaxSeconds) {
+      const lagging: string[] = [];
+      for (const [host, end] of Object.entries(input.settling.hosts)) {
+        const sampled = problems.hostSampledAt[host];
+        if (!hostNames.has(host) || sampled === undefined) continue;
+        if (Date.parse(sampled) <= Date.parse(end))
+          lagging.push(`${host} (sampled ${sampled}, moved ${end})`);
+      }
+      if (lagging.length > 0)
+        reasons.push(
+          `settling: metrics predate execution ${input.settling.execution}'s migrations on ${lagging.length} host(s), e.g. ${lagging.slice(0, 2).join(', ')}; waiting up to ${t.settleMaxSeconds} s after its end for samples of the new placement`,
+        );
+    }
   }
 
   const flavorSums = new Map<string, { vcpu: number; ram: number }>();

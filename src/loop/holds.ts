@@ -78,3 +78,25 @@ export function markHeldHosts(snapshot: Snapshot, held: ReadonlyMap<string, stri
     }),
   };
 }
+
+/**
+ * Servers whose move an aborted execution did not complete, held until `holdSeconds` after the
+ * abort: an operator's abort (or a pause, or the window's end) is not undone by the next plan
+ * re-issuing the very same moves.
+ */
+export function abortHolds(
+  aborted: readonly { serverId: string; executionId: string; from: string; to: string; abortedAt: string }[],
+  holdSeconds: number,
+  now: Date,
+): ServerHold[] {
+  const out: ServerHold[] = [];
+  for (const a of aborted) {
+    const until = Date.parse(a.abortedAt) + holdSeconds * 1000;
+    if (until > now.getTime())
+      out.push({
+        serverId: a.serverId,
+        why: `held until ${new Date(until).toISOString()}: its move ${a.from} -> ${a.to} was in execution ${a.executionId}, aborted at ${a.abortedAt} (cooldowns.afterAbort)`,
+      });
+  }
+  return out;
+}

@@ -50,6 +50,26 @@ export interface StartedMove {
   emergency: boolean;
 }
 
+/** The aggregate's last execution that ended, with the moves it issued. */
+export interface LastExecution {
+  id: string;
+  planId: string | null;
+  state: 'finished' | 'aborted';
+  endedAt: Date;
+  /** Moves sent to Nova (any outcome), with when each ended. */
+  moves: { serverId: string; from: string; to: string; state: string; endedAt: string | null }[];
+}
+
+/** A move an aborted execution did not complete: its server is held for a while. */
+export interface AbortedMove {
+  serverId: string;
+  executionId: string;
+  from: string;
+  to: string;
+  /** When its execution ended (aborted). */
+  abortedAt: string;
+}
+
 export interface LoopStore {
   recordVerdict(verdict: HealthVerdict): Promise<void>;
   storePlan(entry: {
@@ -78,6 +98,10 @@ export interface LoopStore {
   startedMovesEverywhere(since: Date): Promise<StartedMove[]>;
   /** When the aggregate's last execution ended (aggregate cooldown), or null. */
   lastExecutionEnded(aggregate: string): Promise<Date | null>;
+  /** The aggregate's last execution that ended, or null. */
+  lastExecution(aggregate: string): Promise<LastExecution | null>;
+  /** Moves not completed by executions (of any aggregate) that ended aborted since the given time. */
+  abortedMoves(since: Date): Promise<AbortedMove[]>;
   audit(entry: {
     actor: string;
     action: string;

@@ -21,6 +21,8 @@ export interface AggregateLoopSettings {
   startImbalance: number;
   /** A moved server is held this long (no move back, no ping-pong). */
   serverCooldownSeconds: number;
+  /** The servers of moves an aborted execution did not complete are held this long after it. */
+  abortHoldSeconds: number;
   /** After an execution of the aggregate ends, no new balancing starts for this long. */
   aggregateCooldownSeconds: number;
   /** Assisted: an approval not acted on within this is void. */

@@ -7,7 +7,15 @@ import type { Store } from '../store/store.js';
 import { EMERGENCY_STARTER } from './cycle.js';
 import type { HealthVerdict } from './health.js';
 import type { Cooldown, ServerHold } from './holds.js';
-import type { LoopStore, PlanProgress, StartedMove, StoredPlanStatus, StoredPlanView } from './ports.js';
+import type {
+  AbortedMove,
+  LastExecution,
+  LoopStore,
+  PlanProgress,
+  StartedMove,
+  StoredPlanStatus,
+  StoredPlanView,
+} from './ports.js';
 
 async function all<T>(list: (page: PageRequest) => Promise<Page<T>>): Promise<T[]> {
   const out: T[] = [];
@@ -160,6 +168,36 @@ export class StoreLoopAdapter implements LoopStore {
       if (last === null || t > last) last = t;
     }
     return last === null ? null : new Date(last);
+  }
+
+  async lastExecution(aggregate: string): Promise<LastExecution | null> {
+    const page = await this.store.executions.list({ aggregate }, { limit: 20 });
+    let last: (typeof page.items)[number] | null = null;
+    for (const e of page.items) {
+      if (e.endedAt === null || e.state === 'running') continue;
+      if (last === null || Date.parse(e.endedAt) > Date.parse(last.endedAt!)) last = e;
+    }
+    if (last === null || last.state === 'running') return null;
+    const moves = (await this.store.listMoves(last.id))
+      .filter((m) => m.issuedAt !== null)
+      .map((m) => ({ serverId: m.serverId, from: m.from, to: m.to, state: m.state, endedAt: m.endedAt }));
+    return { id: last.id, planId: last.planId, state: last.state, endedAt: new Date(last.endedAt!), moves };
+  }
+
+  async abortedMoves(since: Date): Promise<AbortedMove[]> {
+    // An execution started a day before `since` may have ended after it.
+    const from = new Date(since.getTime() - 86_400_000).toISOString();
+    const executions = await all((p) =>
+      this.store.executions.list({ state: 'aborted', startedFrom: from }, p),
+    );
+    const out: AbortedMove[] = [];
+    for (const e of executions) {
+      if (e.endedAt === null || Date.parse(e.endedAt) < since.getTime()) continue;
+      for (const m of await this.store.listMoves(e.id))
+        if (m.state !== 'completed')
+          out.push({ serverId: m.serverId, executionId: e.id, from: m.from, to: m.to, abortedAt: e.endedAt });
+    }
+    return out;
   }
 
   async audit(e: Parameters<LoopStore['audit']>[0]): Promise<void> {

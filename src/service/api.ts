@@ -60,6 +60,7 @@ export async function startServiceApi(o: ServiceApiOptions): Promise<ServiceApi>
     ...(o.noAuth ? {} : { login: new KeystoneTokenIssuer(o.reader.config.auth.authUrl) }),
     snapshots: {
       latest: () => o.service.latestSnapshot(),
+      lastDecision: (aggregate) => o.service.lastDecision(aggregate),
       // The service's clock, as for the cycles' recordings (the demo's runs ahead of the wall).
       record: async () =>
         (

@@ -1,7 +1,7 @@
 // The loop's cloud reader on the incremental recorder: each read is one recorder cycle, and what
 // the recorder could not see becomes the data-health gate's input.
 import type { CycleResult, IncrementalRecorder } from '../cloud/incremental-record.js';
-import type { ReadProblems } from '../loop/health.js';
+import type { HealthVerdict, ReadProblems } from '../loop/health.js';
 import type { CloudRead, CloudReader } from '../loop/ports.js';
 import { setOwn } from '../util/maps.js';
 
@@ -29,13 +29,57 @@ export function readProblems(
     for (const x of rule.missing) into.add(x);
     for (const x of rule.stale) into.add(x);
   }
+  // A host's load is as old as the oldest of its host rules' newest samples.
+  const sampled = new Map<string, number>();
+  for (const rule of r.metrics?.health.rules ?? []) {
+    if (rule.scope !== 'host') continue;
+    for (const [host, at] of Object.entries(rule.sampledAt ?? {}))
+      sampled.set(host, Math.min(sampled.get(host) ?? Number.POSITIVE_INFINITY, at));
+  }
   return {
+    ...(sampled.size > 0
+      ? {
+          hostSampledAt: Object.fromEntries(
+            [...sampled].map(([h, at]) => [h, new Date(at * 1000).toISOString()]),
+          ),
+        }
+      : {}),
     hostsLeftOut,
     leftOutAggregates,
     hostsWithoutLoad: [...hostsWithoutLoad],
     serversWithoutLoad: [...serversWithoutLoad],
     partialReads,
   };
+}
+
+/** What the recorder must read again after the gate's verdicts: hosts named, or everything. */
+export interface Recovery {
+  /** Why the next cycle reads everything, or null. */
+  full: string | null;
+  /** Hosts whose Placement usages the next cycle reads whatever their generation. */
+  hosts: string[];
+}
+
+const CONTRADICTORY_HOST = /^contradictory: host (\S+) /;
+
+/**
+ * A verdict that doubts the data asks for the data again: a contradiction names its host (its
+ * usages are read again next cycle), a stale snapshot asks for a full read. Without this a
+ * contradiction the incremental reads cannot see (a claim released without a generation bump)
+ * would block the aggregate until the next periodic full read, hours later.
+ */
+export function recoveryFor(verdicts: readonly HealthVerdict[]): Recovery {
+  const hosts = new Set<string>();
+  let full: string | null = null;
+  for (const v of verdicts) {
+    if (v.verdict === 'ok') continue;
+    for (const r of v.reasons) {
+      const m = CONTRADICTORY_HOST.exec(r);
+      if (m) hosts.add(m[1]!);
+      else if (r.startsWith('stale: ')) full ??= `data health (${v.aggregate}): ${r}`;
+    }
+  }
+  return { full, hosts: [...hosts].sort() };
 }
 
 export class RecorderCloudReader implements CloudReader {
@@ -48,5 +92,13 @@ export class RecorderCloudReader implements CloudReader {
     const r = await this.recorder.cycle();
     this.last = r;
     return { snapshot: r.snapshot, problems: readProblems(r), migrations: r.snapshot.migrationHistory ?? [] };
+  }
+
+  /** Passes what the gate doubted on to the recorder, for its next cycle; returns what was asked. */
+  recover(verdicts: readonly HealthVerdict[]): Recovery {
+    const r = recoveryFor(verdicts);
+    if (r.full !== null) this.recorder.requestFullRead(r.full);
+    if (r.hosts.length > 0) this.recorder.requestHostReads(r.hosts);
+    return r;
   }
 }

@@ -5,6 +5,7 @@ import { aggregateConfig } from '../config/aggregate.js';
 import type { AggregateConfig, ServiceConfig } from '../config/types.js';
 import type { TimeoutSettings } from '../costs/estimator.js';
 import type { ExecutorSettingsInput } from '../executor/settings.js';
+import type { AggregateLimits } from '../executor/slots.js';
 import { DEFAULT_HEALTH_THRESHOLDS } from '../loop/health.js';
 import type { AggregateLoopSettings, LoopSettings } from '../loop/settings.js';
 import type { CostModelPolicy } from '../policy/types.js';
@@ -43,11 +44,13 @@ export function aggregateLoopSettings(
     startImbalance: a.policy.mode === 'spread' ? a.policy.spread.targetImbalance * START_IMBALANCE_FACTOR : 0,
     serverCooldownSeconds: secondsOf(a.cooldowns.serverMs),
     aggregateCooldownSeconds: secondsOf(a.cooldowns.aggregateMs),
+    abortHoldSeconds: secondsOf(a.cooldowns.afterAbortMs),
     approvalExpirySeconds: secondsOf(a.approvalExpiryMs),
     health: {
       ...DEFAULT_HEALTH_THRESHOLDS,
       maxSnapshotAgeSeconds: secondsOf(a.dataHealth.maxSnapshotAgeMs),
       maxMissingLoadFraction: a.dataHealth.maxMissingFraction,
+      settleMaxSeconds: secondsOf(a.dataHealth.maxMetricAgeMs),
     },
   };
 }
@@ -71,6 +74,37 @@ export function loopSettings(
       return aggregateLoopSettings(a, costModelOf(n, a.policy.costModel));
     }),
   };
+}
+
+/**
+ * One aggregate's executor settings: its own `retry` and `onPause` on top of the pool's
+ * (`executorSettings`), which its executions run with.
+ */
+export function executorSettingsFor(config: ServiceConfig, aggregate: string): ExecutorSettingsInput {
+  const a = aggregateConfig(config, aggregate);
+  return {
+    ...executorSettings(config),
+    retry: {
+      attempts: a.retry.attempts,
+      backoffBaseSeconds: secondsOf(a.retry.backoffBaseMs),
+      backoffMaxSeconds: secondsOf(a.retry.backoffMaxMs),
+    },
+    onStop: a.onPause,
+  };
+}
+
+/** Each configured aggregate's own concurrency limits, which its moves take slots under. */
+export function aggregateSlotLimits(config: ServiceConfig): Record<string, AggregateLimits> {
+  const out: Record<string, AggregateLimits> = {};
+  for (const name of Object.keys(config.aggregates)) {
+    const c = aggregateConfig(config, name).concurrency;
+    out[name] = {
+      perSourceHost: c.perSourceHost,
+      perDestinationHost: c.perDestinationHost,
+      perAggregate: c.perAggregate,
+    };
+  }
+  return out;
 }
 
 /** The executor runs every aggregate from one slot pool: the defaults' limits, every host override. */

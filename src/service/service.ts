@@ -43,7 +43,14 @@ import { type RatioWritePort, RatioWriter } from '../prevention/writer.js';
 import type { Store } from '../store/store.js';
 import { own as ownValue } from '../util/maps.js';
 import { RecorderCloudReader } from './cloud-reader.js';
-import { executorSettings, loopSettings, ratioSettings, timeoutSettings } from './loop-settings.js';
+import {
+  aggregateSlotLimits,
+  executorSettings,
+  executorSettingsFor,
+  loopSettings,
+  ratioSettings,
+  timeoutSettings,
+} from './loop-settings.js';
 import { replicaOwnershipHooks } from './replica.js';
 import { createServiceTasks, type ServiceTasks, type ServiceTasksDeps, taskHeldHosts } from './tasks.js';
 
@@ -147,7 +154,18 @@ export class AicerineService {
     const settings = resolveExecutorSettings(executorSettings(config));
     // Replicas share the etcd locks for tasks and host locks too: one lock space per cloud.
     this.locks = deps.locks ?? deps.coordination?.locks ?? new LocalLockService();
-    const slots = new MigrationSlots(settings.limits);
+    // Each aggregate's own concurrency, retry and onPause apply to its executions; the pool's
+    // global limit and per-host overrides hold across them.
+    const slots = new MigrationSlots(settings.limits, aggregateSlotLimits(config));
+    const perAggregate = new Map<string, ReturnType<typeof resolveExecutorSettings>>();
+    const settingsFor = (aggregate: string) => {
+      let s = perAggregate.get(aggregate);
+      if (s === undefined) {
+        s = resolveExecutorSettings(executorSettingsFor(config, aggregate));
+        perAggregate.set(aggregate, s);
+      }
+      return s;
+    };
     this.knownAggregates = Object.keys(config.aggregates);
     const coordination = deps.coordination;
     let ownership: AggregateOwnership | null = null;
@@ -163,6 +181,7 @@ export class AicerineService {
       cloud: new OpenStackExecutorCloud(deps.reader, writes),
       clock,
       settings,
+      settingsFor,
       slots,
       timeoutFor: (m) => this.timeoutFor(m),
       ...storeSinks(store),
@@ -338,6 +357,16 @@ export class AicerineService {
     };
   }
 
+  /** The aggregate's outcome in the latest cycle that ran it (null: none kept). */
+  lastDecision(aggregate: string): { at: string; started: number; summary: string } | null {
+    for (let i = this.cycles.length - 1; i >= 0; i--) {
+      const c = this.cycles[i]!;
+      const a = c.aggregates.find((x) => x.aggregate === aggregate);
+      if (a) return { at: c.at, started: a.started, summary: a.summary };
+    }
+    return null;
+  }
+
   /** The latest snapshot the loop planned on (null before the first cycle). */
   latestSnapshot(): Snapshot | null {
     return this.lastSnapshot;
@@ -437,6 +466,14 @@ export class AicerineService {
     try {
       await this.refreshPauses();
       const report = await this.loop.runCycle();
+      const recovery = this.recorderReader.recover(
+        report.aggregates.flatMap((a) => (a.verdict === null ? [] : [a.verdict])),
+      );
+      if (recovery.full !== null || recovery.hosts.length > 0)
+        this.deps.logger.info('service: the next read checks again what the data-health gate doubted', {
+          full: recovery.full,
+          hosts: recovery.hosts,
+        });
       const last = this.recorderReader.last;
       await this.recordHistory(report);
       const prevention = await this.prevent();

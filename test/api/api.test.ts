@@ -224,6 +224,15 @@ describe('pauses and aggregates', () => {
   it('pauses and resumes globally and per aggregate, audited, and the aggregates show it', async () => {
     await h.store.dataHealth.record({ aggregate: 'gold', verdict: 'ok', reasons: [], at: NOW.toISOString() });
     await seedPlan(h.store, 'gold', 4);
+    // The imbalance shown is the one measured at the latest cycle, not the plan's (0.1).
+    await h.store.history.record({
+      aggregate: 'gold',
+      at: NOW.toISOString(),
+      imbalance: 0.05,
+      dimensions: { cpu: { stddev: 0.05, max: 0.6 } },
+      hosts: 3,
+      planMoves: 4,
+    });
     let aggs = await call('GET', '/v1/aggregates');
     expect(aggs.body.items).toMatchObject([
       {
@@ -233,9 +242,17 @@ describe('pauses and aggregates', () => {
         window: { open: true },
         dataHealth: { verdict: 'ok' },
         latestPlan: { moveCount: 4 },
-        imbalance: { overall: 0.1, dimensions: { cpu: { stddev: 0.1 } } },
+        imbalance: { overall: 0.05, dimensions: { cpu: { stddev: 0.05 } }, asOf: NOW.toISOString() },
+        lastDecision: { started: 0, summary: expect.stringMatching(/^aggregate cooldown until /) },
       },
-      { name: 'silver', mode: 'observe', window: { open: false }, latestPlan: null, imbalance: null },
+      {
+        name: 'silver',
+        mode: 'observe',
+        window: { open: false },
+        latestPlan: null,
+        imbalance: null,
+        lastDecision: null,
+      },
     ]);
     const paused = await call('POST', '/v1/aggregates/gold/pause', { reason: 'network work' });
     expect(paused.body.aggregates[0]).toMatchObject({

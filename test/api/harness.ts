@@ -92,6 +92,15 @@ export async function startApi(auth: ApiAuth, extra: HarnessExtra = {}): Promise
       ? {
           latest: () => latestSnapshot(),
           record: async () => ({ ...latestSnapshot(), takenAt: NOW.toISOString() }),
+          lastDecision: (aggregate) =>
+            aggregate === 'gold'
+              ? {
+                  at: NOW.toISOString(),
+                  started: 0,
+                  summary:
+                    'aggregate cooldown until 2026-12-01T12:15:00.000Z: no balancing now (imbalance 0.05)',
+                }
+              : null,
         }
       : snapshots;
   const app = await buildApi({

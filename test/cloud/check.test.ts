@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { formatReport, runChecks } from '../../src/cloud/check.js';
+import { formatReport, runChecks, storageDeclaration } from '../../src/cloud/check.js';
 import { nonMigratableReasons } from '../../src/cloud/migratable.js';
 import { parseSiteDeclarations } from '../../src/cloud/site.js';
 import { decideStorage } from '../../src/cloud/storage.js';
@@ -51,6 +51,13 @@ describe('runChecks on recorded lab responses', () => {
     const unassigned = report.results.filter((r) => r.aggregate === '_unassigned_');
     expect(unassigned.find((r) => r.id === 'ratio-bounds')?.status).toBe('fail');
     expect(unassigned.find((r) => r.id === 'storage')?.status).toBe('fail');
+    // Which aggregates will be treated as local storage, said in so many words.
+    expect(unassigned.find((r) => r.id === 'storage')?.details[0]).toMatch(
+      /^treated as local storage: nothing declares this aggregate's storage/,
+    );
+    expect(gold.find((r) => r.id === 'storage')?.details[0]).toMatch(
+      /^storage declared by aggregate metadata aicerine:shared_storage=/,
+    );
     const text = formatReport(report);
     expect(text).toContain('aggregate aic-fixture-gold\n  [FAIL] live migration works between the hosts');
     expect(text).toMatch(/\d+ preconditions do not hold\n$/);
@@ -160,5 +167,24 @@ describe('storage and migratability rules', () => {
     expect(
       nonMigratableReasons({ 'trait:CUSTOM_SRIOV_NIC': 'forbidden', 'hw:cpu_policy': 'dedicated' }),
     ).toEqual(['pinned CPUs (hw:cpu_policy=dedicated)']);
+  });
+});
+
+describe('storageDeclaration', () => {
+  it('says how an aggregate is declared, or that it will be treated as local storage', () => {
+    const aggs: { name: string; metadata: Record<string, string> }[] = [
+      { name: 'gold', metadata: { 'aicerine:shared_storage': 'true' } },
+      { name: 'silver', metadata: {} },
+    ];
+    expect(storageDeclaration('gold', aggs, undefined)).toBe(
+      'storage declared by aggregate metadata aicerine:shared_storage=true',
+    );
+    expect(storageDeclaration('silver', aggs, { default: 'local', aggregates: { silver: 'shared' } })).toBe(
+      "storage declared shared by the site file's storage.aggregates",
+    );
+    expect(storageDeclaration('silver', aggs, { default: 'shared' })).toBe(
+      "storage declared shared by the site file's storage.default",
+    );
+    expect(storageDeclaration('silver', aggs, undefined)).toMatch(/^treated as local storage: /);
   });
 });

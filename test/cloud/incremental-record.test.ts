@@ -179,6 +179,7 @@ describe('IncrementalRecorder on the simulator', () => {
       serversDeleted: 0,
       migrationsChanged: 0,
       providersRead: 0,
+      providersReadByHost: 0,
       reread: [],
     });
     expect(idle.snapshot).toEqual(await fullRecord(w));
@@ -257,6 +258,46 @@ describe('IncrementalRecorder on the simulator', () => {
     expect(lost.fullReason).toBe(
       `live migration ${id} left "accepted" unseen by changes-since (clock skew beyond 60 s?)`,
     );
+  });
+
+  it('re-reads the hosts of a cancelled migration, whose released claim moves no generation', async () => {
+    const w = await world(10, 100);
+    const rec = await recorder(w);
+    const session = await w.session();
+    await rec.cycle();
+    w.cloud.timing.holdSeconds = 600;
+    const s = movable(w.cloud, new Set());
+    const dest = destinationFor(w.cloud, s);
+    await session.nova.liveMigrate(s.uuid, dest);
+    w.cloud.advance(5);
+    const during = await rec.cycle();
+    expect(during.full).toBe(false);
+    const destRp = w.cloud.hostsByName.get(dest)!.rp;
+    const generation = destRp.generation;
+    const [running] = await session.nova.listServerMigrations(s.uuid);
+    await session.nova.abortMigration(s.uuid, running!.id);
+    w.cloud.advance(5);
+    // The destination's claim is gone and its generation did not move (as on the real Placement).
+    expect(destRp.generation).toBe(generation);
+    const after = await rec.cycle();
+    expect(after.full).toBe(false);
+    expect(after.changes.providersReadByHost).toBeGreaterThanOrEqual(1);
+    expect(after.snapshot.hosts.find((h) => h.name === dest)?.usage).toEqual(
+      (await fullRecord(w)).hosts.find((h) => h.name === dest)?.usage,
+    );
+    expect(after.snapshot).toEqual(await fullRecord(w));
+  });
+
+  it('re-reads the hosts the caller names, once', async () => {
+    const w = await world(10, 100);
+    const rec = await recorder(w);
+    await rec.cycle();
+    // Long after any migration: only the named host is read beyond the generations.
+    w.cloud.advance(600);
+    rec.requestHostReads([w.cloud.hosts[2]!.name]);
+    expect((await rec.cycle()).changes.providersReadByHost).toBe(1);
+    w.cloud.advance(30);
+    expect((await rec.cycle()).changes.providersReadByHost).toBe(0);
   });
 
   it('reads in full periodically, on request and after a long gap, and says why', async () => {

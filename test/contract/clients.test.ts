@@ -37,6 +37,26 @@ async function waitForStatus(serverId: string, since: Date, status: string) {
   }
 }
 
+async function providerOf(host: string) {
+  const rp = mapProvidersToHosts(
+    await w.session.placement.listResourceProviders(),
+    await w.session.nova.listHypervisors(),
+  ).get(host);
+  if (!rp) throw new Error(`no resource provider for ${host}`);
+  return rp;
+}
+
+/** Nova rolls the claims back after it saves the migration as cancelled: wait for Placement. */
+async function waitForUsage(rpUuid: string, rc: string, value: number) {
+  const deadline = Date.now() + MIGRATION_TIMEOUT;
+  for (;;) {
+    const u = await w.session.placement.getUsages(rpUuid);
+    if (u[rc] === value) return u;
+    if (Date.now() > deadline) throw new Error(`usage ${rc} of ${rpUuid} stayed ${u[rc]}, expected ${value}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
 describe('versions and reads', () => {
   it('negotiates the microversions Aicerine wants', async () => {
     expect(await w.session.nova.negotiate()).toBe('2.80');
@@ -181,6 +201,9 @@ describe('writes', () => {
       const running = await waitForStatus(w.servers.c.id, since, 'running');
       const inProgress = await w.session.nova.listServerMigrations(w.servers.c.id);
       expect(inProgress.map((x) => x.id)).toContain(running.id);
+      // The destination holds the server's claim while it runs.
+      const dest = await providerOf(w.hosts[1]);
+      const claimed = await w.session.placement.getUsages(dest.uuid);
       await w.session.nova.abortMigration(w.servers.c.id, running.id);
       const done = await w.session.nova.followLiveMigration(w.servers.c.id, {
         since,
@@ -189,6 +212,11 @@ describe('writes', () => {
       });
       expect(done.status).toBe('cancelled');
       expect((await w.session.nova.getServer(w.servers.c.id)).host).toBe(w.servers.c.host);
+      // Placement drops the destination claim without bumping that provider's generation: a
+      // reader that re-reads usages only when the generation moves keeps the old usage.
+      const released = await waitForUsage(dest.uuid, 'VCPU', (claimed.VCPU ?? 0) - 1);
+      expect(released.MEMORY_MB).toBe((claimed.MEMORY_MB ?? 0) - 2048);
+      expect((await providerOf(w.hosts[1])).generation).toBe(dest.generation);
     } finally {
       await w.holdMigrations(0);
     }

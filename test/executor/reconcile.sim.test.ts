@@ -131,6 +131,8 @@ describe.each(journals)('restart after a crash (%s journal)', (_name, makeJourna
         shouldStop: noStop,
       }))) as [ExecutionSummary];
       expect(summary.executionId).toBe('exec-1');
+      // A timeout's abort is one move's failure, not the execution's.
+      expect(summary.state).toBe('finished');
       expect(summary.moves.every((m) => ['completed', 'failed', 'skipped'].includes(m.state))).toBe(true);
       expect(await durable.listUnfinishedExecutions()).toEqual([]);
       const first1 = summary.moves[0]!;
@@ -157,4 +159,48 @@ describe.each(journals)('restart after a crash (%s journal)', (_name, makeJourna
       expect(world.cloud.migrations.every((m) => m.status !== 'running' && m.status !== 'queued')).toBe(true);
     });
   }
+});
+
+describe('restart while aborting for an operator', () => {
+  it('finishes the abort, starts nothing new, and ends the execution aborted', async () => {
+    const servers = [server(1, 'c1'), server(2, 'c1'), server(3, 'c2')];
+    world = await openWorld(snapshot([host('c1'), host('c2'), host('c3')], servers), { speed: 40 });
+    world.cloud.timing.holdSeconds = 3600;
+    const durable = new MemoryJournal();
+    const proc: Proc = { dead: false };
+    const point: CrashPoint = {
+      kind: 'call',
+      when: 'after',
+      call: 'abortLiveMigration',
+      serverId: serverId(1),
+    };
+    // One migration at a time from c1: step 2 waits, pending, when the process dies.
+    const settings = { limits: { perSourceHost: 1 }, retry: { attempts: 3 } };
+    let abort: string | null = null;
+    const first = makeExecutor(
+      { executorCloud: dyingCloud(world.executorCloud, proc, point), clock: dyingClock(world.clock, proc) },
+      { journal: dyingJournal(durable, proc, point), settings, timeoutFor: () => 3600 },
+    );
+    first.executor
+      .start(
+        { aggregate: 'agg', planId: 'p', startedBy: 'test', moves, executionId: 'exec-1' },
+        { deadline: null, shouldStop: noStop, abortRequested: () => abort },
+      )
+      .catch(() => {});
+    await waitFor(() => world!.cloud.migrations.some((m) => m.status === 'running'), 'a migration running');
+    abort = 'aborted by operator:carol';
+    await waitFor(() => proc.dead, 'the crash after the DELETE');
+    expect((await durable.listMoves('exec-1')).find((m) => m.step === 1)?.state).toBe('aborting');
+
+    // The new process knows nothing of the operator's request but what the journal says.
+    const second = makeExecutor(world, { journal: durable, settings, timeoutFor: () => 3600 });
+    const [summary] = (await second.executor.recover(() => ({ deadline: null, shouldStop: noStop }))) as [
+      ExecutionSummary,
+    ];
+    expect(summary.state).toBe('aborted');
+    expect((await durable.getExecution('exec-1'))?.state).toBe('aborted');
+    expect(summary.moves.map((m) => m.state)).toEqual(['failed', 'skipped', 'skipped']);
+    // Nothing was issued after the restart: one migration in all, cancelled.
+    expect(world.cloud.migrations.map((m) => m.status)).toEqual(['cancelled']);
+  });
 });

@@ -4,9 +4,11 @@ import { ControlLoop } from '../../src/loop/cycle.js';
 import { DEFAULT_HEALTH_THRESHOLDS, type ReadProblems } from '../../src/loop/health.js';
 import type { Cooldown, ServerHold } from '../../src/loop/holds.js';
 import type {
+  AbortedMove,
   CloudReader,
   ExecutionRequest,
   ExecutorPort,
+  LastExecution,
   LoopStore,
   StartedMove,
   StoredPlanStatus,
@@ -83,6 +85,14 @@ class ArrayStore implements LoopStore {
   }
   async lastExecutionEnded(aggregate: string) {
     return this.ended.get(aggregate) ?? null;
+  }
+  lastExecutions = new Map<string, LastExecution>();
+  async lastExecution(aggregate: string) {
+    return this.lastExecutions.get(aggregate) ?? null;
+  }
+  aborted: AbortedMove[] = [];
+  async abortedMoves(since: Date) {
+    return this.aborted.filter((a) => Date.parse(a.abortedAt) >= since.getTime());
   }
   async audit(e: { action: string; target: string }) {
     this.audits.push({ action: e.action, target: e.target });
@@ -172,6 +182,7 @@ function settings(over: Partial<AggregateLoopSettings> = {}): LoopSettings {
         startImbalance: 0,
         serverCooldownSeconds: 3600,
         aggregateCooldownSeconds: 0,
+        abortHoldSeconds: 86_400,
         approvalExpirySeconds: 3600,
         health: DEFAULT_HEALTH_THRESHOLDS,
         ...over,
@@ -322,6 +333,134 @@ describe('control loop cycle', () => {
     await loop.runCycle();
     expect(store.plans.map((p) => p.status)).toEqual(['expired', 'proposed']);
     expect(store.audits.map((a) => a.action)).toContain('plan.expire');
+  });
+
+  it('an aborted execution holds its servers: the next plans leave them where they are, and say why', async () => {
+    const { loop, store, executor } = setup({ mode: 'observe' });
+    const first = await loop.runCycle();
+    const planned = store.plans[0]!.plan.aggregates[0]!.moves;
+    expect(planned.length).toBeGreaterThan(0);
+    // An operator aborted an execution of those very moves a minute ago.
+    store.aborted = planned.map((m) => ({
+      serverId: m.server,
+      executionId: 'e1',
+      from: m.from,
+      to: m.to,
+      abortedAt: new Date(clock.now - 60_000).toISOString(),
+    }));
+    expect(first.aggregates[0]!.held ?? []).toEqual([]);
+    loop.updateSettings(settings({ mode: 'active' }));
+    const r = await loop.runCycle();
+    const again = executor.requests.flatMap((x) => x.moves.map((m) => m.server));
+    for (const m of planned) expect(again).not.toContain(m.server);
+    expect(r.aggregates[0]!.held!.map((h) => h.serverId).sort()).toEqual(planned.map((m) => m.server).sort());
+    expect(r.aggregates[0]!.held![0]!.why).toMatch(
+      /was in execution e1, aborted at .* \(cooldowns\.afterAbort\)/,
+    );
+    // Once the hold has passed, they may move again.
+    clock.now += 86_400_000;
+    executor.requests = [];
+    const later = await loop.runCycle();
+    expect(later.aggregates[0]!.held ?? []).toEqual(
+      expect.not.arrayContaining([expect.objectContaining({ why: expect.stringMatching(/execution e1/) })]),
+    );
+  });
+
+  it('assisted: a plan made before another execution ended is replaced, not offered', async () => {
+    const { loop, store } = setup({ mode: 'assisted' });
+    await loop.runCycle();
+    expect(store.plans.map((p) => p.status)).toEqual(['proposed']);
+    clock.now += 60_000;
+    store.lastExecutions.set('gold', {
+      id: 'e9',
+      planId: 'elsewhere',
+      state: 'finished',
+      endedAt: new Date(clock.now - 1000),
+      moves: [],
+    });
+    await loop.runCycle();
+    expect(store.plans.map((p) => p.status)).toEqual(['superseded', 'proposed']);
+    expect(store.audits.map((a) => a.action)).toContain('plan.supersede');
+    // The new plan is newer than that execution: it stays.
+    clock.now += 60_000;
+    await loop.runCycle();
+    expect(store.plans.map((p) => p.status)).toEqual(['superseded', 'proposed']);
+  });
+
+  it('assisted: an approved move that no longer pays on the fresh figures is dropped with why', async () => {
+    const { loop, store, executor, snap } = setup({ mode: 'assisted' });
+    await loop.runCycle();
+    const moves = store.plans[0]!.plan.aggregates[0]!.moves;
+    store.approvals.set('p1', new Set(moves.map((m) => m.step)));
+    // Meanwhile the load left host a: every host now carries the same load.
+    for (const s of snap().servers) s.load = { cpu: 0.5, memoryMB: s.load?.memoryMB ?? 0 };
+    for (const h of snap().hosts) h.load = { cpu: 2, memoryMB: h.load?.memoryMB ?? 0 };
+    clock.now += 60_000;
+    const r = await loop.runCycle();
+    expect(executor.requests).toEqual([]);
+    const why = r.aggregates[0]!.decision!.waiting.map((w) => w.why);
+    expect(why.some((w) => /no longer pays on fresh figures: imbalance/.test(w))).toBe(true);
+    expect(store.audits.map((a) => a.action)).toContain('plan.moves-dropped');
+    // The figure reported is the one measured now, not the plan's.
+    expect(r.aggregates[0]!.imbalance).toBeLessThan(store.plans[0]!.plan.aggregates[0]!.before.imbalance);
+  });
+
+  it('after an execution, the gate waits for metrics newer than its migrations on their hosts', async () => {
+    const { store } = setup();
+    const ended = new Date(clock.now - 30_000);
+    store.lastExecutions.set('gold', {
+      id: 'e7',
+      planId: 'p0',
+      state: 'finished',
+      endedAt: ended,
+      moves: [{ serverId: 's1', from: 'a', to: 'b', state: 'completed', endedAt: ended.toISOString() }],
+    });
+    const lagging = { ...noProblems, hostSampledAt: { a: new Date(clock.now - 60_000).toISOString() } };
+    const fresh = { ...noProblems, hostSampledAt: { a: new Date(clock.now).toISOString() } };
+    let problems: ReadProblems = lagging;
+    const reader: CloudReader = {
+      read: async () => ({
+        snapshot: { ...world(), takenAt: new Date(clock.now).toISOString() },
+        problems,
+        migrations: [],
+      }),
+    };
+    const gated = new ControlLoop(
+      { reader, store, executor: new InstantExecutor(store, world), now: () => new Date(clock.now) },
+      settings(),
+    );
+    let r = await gated.runCycle();
+    expect(r.aggregates[0]!.verdict!.verdict).toBe('blocked');
+    expect(r.aggregates[0]!.verdict!.reasons[0]).toMatch(
+      /^settling: metrics predate execution e7's migrations on 1 host\(s\), e\.g\. a /,
+    );
+    problems = fresh;
+    r = await gated.runCycle();
+    expect(r.aggregates[0]!.verdict!.verdict).toBe('ok');
+    // Assisted: nothing is offered for approval while the metrics lag; the first plan on
+    // settled metrics is.
+    gated.updateSettings(settings({ mode: 'assisted' }));
+    problems = lagging;
+    clock.now += 1000;
+    store.lastExecutions.set('gold', {
+      ...store.lastExecutions.get('gold')!,
+      endedAt: new Date(clock.now - 500),
+    });
+    store.lastExecutions.get('gold')!.moves[0]!.endedAt = new Date(clock.now - 500).toISOString();
+    store.plans = [];
+    r = await gated.runCycle();
+    expect(r.aggregates[0]!.verdict!.verdict).toBe('blocked');
+    expect(store.plans.map((p) => p.status)).toEqual(['observed']);
+    problems = { ...noProblems, hostSampledAt: { a: new Date(clock.now).toISOString() } };
+    clock.now += 1000;
+    r = await gated.runCycle();
+    expect(store.plans.map((p) => p.status)).toEqual(['observed', 'proposed']);
+    problems = fresh;
+    // Bounded: past dataHealth.maxMetricAge after the end, the wait is over (staleness rules apply).
+    problems = lagging;
+    clock.now += (DEFAULT_HEALTH_THRESHOLDS.settleMaxSeconds + 1) * 1000;
+    r = await gated.runCycle();
+    expect(r.aggregates[0]!.verdict!.reasons.some((x) => x.startsWith('settling'))).toBe(false);
   });
 
   it('bad data blocks action and the reason is stored', async () => {

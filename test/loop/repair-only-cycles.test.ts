@@ -65,6 +65,12 @@ class ArrayStore implements LoopStore {
       .filter((m) => Date.parse(m.movedAt) >= since.getTime())
       .map((m) => ({ at: new Date(m.movedAt), emergency: false }));
   }
+  async lastExecution() {
+    return null;
+  }
+  async abortedMoves() {
+    return [];
+  }
   async lastExecutionEnded() {
     return null;
   }
@@ -117,6 +123,7 @@ function loopOver(cloud: { snap: Snapshot }, aggregates: string[]) {
       startImbalance: 0,
       serverCooldownSeconds: 0,
       aggregateCooldownSeconds: 0,
+      abortHoldSeconds: 0,
       approvalExpirySeconds: 3600,
       health: DEFAULT_HEALTH_THRESHOLDS,
     })),

@@ -202,6 +202,51 @@ describe('the running service as the API controls it', () => {
     });
   }, 60_000);
 
+  it('an abort sticks: the next cycles have data health ok and never move those servers again', async () => {
+    const r = await rig(
+      {
+        defaults: { mode: 'observe' },
+        aggregates: {
+          gold: {
+            mode: 'active',
+            windows: always,
+            budgets: { perCycle: 3 },
+            cooldowns: { aggregate: '0s' },
+            concurrency: { perSourceHost: 1, perDestinationHost: 2, perAggregate: 4 },
+          },
+        },
+      },
+      { holdSeconds: 3600 },
+    );
+    await r.service.runCycle();
+    const execution = (await r.store.executions.list({ aggregate: 'gold' })).items[0]!;
+    await until('a migration running in the simulator', () =>
+      r.sim.cloud.migrations.some((m) => m.status === 'running'),
+    );
+    await r.service.abortExecution(execution.id, 'operator:carol');
+    await r.service.executor.idle();
+    r.sim.cloud.timing.holdSeconds = 0;
+    const held = new Set((await r.store.listMoves(execution.id)).map((m) => m.serverId));
+    for (let i = 0; i < 2; i++) {
+      const report = await r.service.runCycle();
+      const gold = report.aggregates.find((a) => a.aggregate === 'gold')!;
+      expect(gold.verdict?.verdict, gold.verdict?.reasons.join('; ')).toBe('ok');
+      for (const id of held)
+        expect(gold.held?.find((h) => h.serverId === id)?.why).toMatch(/cooldowns\.afterAbort/);
+      await r.service.executor.idle();
+    }
+    const later = (await r.store.executions.list({ aggregate: 'gold' })).items.filter(
+      (e) => e.id !== execution.id,
+    );
+    for (const e of later)
+      for (const m of await r.store.listMoves(e.id)) expect(held.has(m.serverId)).toBe(false);
+    // Nova has one record of the aborted server's move: cancelled.
+    const aborted = (await r.store.listMoves(execution.id)).find((m) => m.state === 'failed')!;
+    expect(
+      r.sim.cloud.migrations.filter((m) => m.server.uuid === aborted.serverId).map((m) => m.status),
+    ).toEqual(['cancelled']);
+  }, 60_000);
+
   it('serve starts the API next to the loop: host figures, history, pauses through the control port, metrics fed by cycles', async () => {
     const r = await rig({
       defaults: { mode: 'observe' },

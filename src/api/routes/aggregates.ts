@@ -1,6 +1,6 @@
 // Aggregates as the loop sees them (the configured ones and those it plans with the defaults): mode and pauses from the configuration and the control port,
-// the window state, the latest data-health verdict and plan, and the imbalance the latest plan
-// started from.
+// the window state, the latest data-health verdict and plan, the imbalance measured at the
+// latest cycle (not a stored plan's figure) and the loop's latest decision (why it is not acting).
 import { aggregateConfig } from '../../config/aggregate.js';
 import { windowState } from '../../config/windows.js';
 import { snapshotAggregates } from '../../policy/aggregate-scope.js';
@@ -24,8 +24,7 @@ export function registerAggregates(app: ZodApp, ctx: ApiContext): void {
     const now = ctx.now();
     const w = windowState(agg.windows, now);
     const latest = (await ctx.store.plans.list({ aggregate: name }, { limit: 1 })).items[0] ?? null;
-    const stored = latest === null ? null : await ctx.store.plans.get(latest.id);
-    const before = stored?.plan.aggregates.find((a) => a.name === name)?.before ?? null;
+    const measured = (await ctx.store.history.list({ aggregate: name }, { limit: 1 })).items[0] ?? null;
     return {
       name,
       mode: agg.mode,
@@ -42,9 +41,10 @@ export function registerAggregates(app: ZodApp, ctx: ApiContext): void {
       dataHealth: await ctx.store.dataHealth.latest(name),
       latestPlan: latest,
       imbalance:
-        before === null || stored === null
+        measured === null
           ? null
-          : { overall: before.imbalance, dimensions: before.dimensions, asOf: stored.snapshotTakenAt },
+          : { overall: measured.imbalance, dimensions: measured.dimensions, asOf: measured.at },
+      lastDecision: ctx.snapshots?.lastDecision?.(name) ?? null,
     };
   }
 

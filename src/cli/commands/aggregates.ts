@@ -11,6 +11,7 @@ interface Aggregate {
   dataHealth: { verdict: string; reasons: string[] } | null;
   latestPlan: { id: string; status: string; moveCount: number } | null;
   imbalance: { overall: number } | null;
+  lastDecision?: { at: string; started: number; summary: string } | null;
 }
 
 export function register(program: Command): void {
@@ -25,7 +26,7 @@ export function register(program: Command): void {
       })) as Paged<Aggregate>;
       printPage(
         page,
-        ['AGGREGATE', 'MODE', 'PAUSED', 'WINDOW', 'DATA', 'PLAN', 'IMBALANCE'],
+        ['AGGREGATE', 'MODE', 'PAUSED', 'WINDOW', 'DATA', 'PLAN', 'IMBALANCE', 'LAST DECISION'],
         (a) => [
           a.name,
           a.mode,
@@ -42,6 +43,8 @@ export function register(program: Command): void {
             ? null
             : `${a.latestPlan.id} ${a.latestPlan.status} (${a.latestPlan.moveCount} move${a.latestPlan.moveCount === 1 ? '' : 's'})`,
           a.imbalance === null ? null : a.imbalance.overall.toFixed(4),
+          // Why an aggregate that may act did not: cooldown, data-health gate, window, budget...
+          a.lastDecision ? a.lastDecision.summary : null,
         ],
         flags.json,
       );

@@ -20,6 +20,8 @@ export interface RuleHealth {
   stale: string[];
   /** Label values that name no known host or server. */
   unmatched: string[];
+  /** The newest sample's time (epoch seconds) per host or server id that has one. */
+  sampledAt: Record<string, number>;
 }
 
 export interface MetricsHealth {
@@ -129,6 +131,7 @@ export async function loadMetrics(
       missing,
       stale,
       unmatched,
+      sampledAt: Object.fromEntries(stampOf),
     });
     const what = `${rule.scope} ${rule.dimension}`;
     if (missing.length)

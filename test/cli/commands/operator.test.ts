@@ -130,12 +130,21 @@ describe('operator commands against the API', () => {
       reasons: ['stale: 400 s'],
       at: NOW.toISOString(),
     });
+    // The imbalance is the latest cycle's measurement, not the plan's.
+    await h.store.history.record({
+      aggregate: 'gold',
+      at: NOW.toISOString(),
+      imbalance: 0.08,
+      dimensions: { cpu: { stddev: 0.08, max: 0.5 } },
+      hosts: 3,
+      planMoves: 3,
+    });
     const aggs = (await run('aggregates')).out;
-    expect(aggs).toMatch(/^AGGREGATE\s+MODE\s+PAUSED\s+WINDOW\s+DATA\s+PLAN\s+IMBALANCE/);
+    expect(aggs).toMatch(/^AGGREGATE\s+MODE\s+PAUSED\s+WINDOW\s+DATA\s+PLAN\s+IMBALANCE\s+LAST DECISION/);
     expect(aggs).toMatch(
-      /gold\s+assisted\s+no\s+open\s+blocked: stale: 400 s\s+1 partially-approved \(3 moves\)\s+0\.1000/,
+      /gold\s+assisted\s+no\s+open\s+blocked: stale: 400 s\s+1 partially-approved \(3 moves\)\s+0\.0800\s+aggregate cooldown until /,
     );
-    expect(aggs).toMatch(/silver\s+observe\s+no\s+closed\s+-\s+-\s+-/);
+    expect(aggs).toMatch(/silver\s+observe\s+no\s+closed\s+-\s+-\s+-\s+-/);
     const audit = (await run('audit', '--action', 'plan.approve')).out;
     expect(audit).toMatch(/operator:admin\s+plan\.approve\s+plan:1\s+token:/);
     const page = JSON.parse((await run('audit', '--limit', '1', '--json')).out);
