@@ -113,9 +113,13 @@ function legalInOrder(state: ClusterState, moves: readonly PlannedMove[]): Plann
   return out;
 }
 
-/** Optional moves other than a declared exchange's halves are held to the one-way rule. */
+/**
+ * Balance moves other than a declared exchange's halves are held to the one-way rule. Pack moves
+ * drain hosts into others, and a make-room move takes a little off a destination so a drained
+ * server fits: pack's own order keeps its traffic one way, with such pairs declared.
+ */
 function isOneWay(m: PlannedMove): boolean {
-  return mandatoryKind(m) === null && m.exchangeWith === undefined;
+  return isBalanceMove(m) && m.exchangeWith === undefined;
 }
 
 interface Replay {
@@ -154,6 +158,7 @@ function replayInStepOrder(
     const balance = isBalanceMove(planned);
     if (balance) reason = balanceReason(state, policy, planned, exchangeStep);
     else reason = restateQuotes(state, m.from, m.to, reason);
+    if (makesRoomStep !== null) reason = `makes room for step ${makesRoomStep}: ${reason}`;
     state.apply(m.server, m.to);
     const after = state.imbalance(agg);
     const gain = before - after;

@@ -67,7 +67,9 @@ export function scheduleWaves(
     const limitOut = state.hosts[move.from]!.maxOutgoing || limits.perHostOutgoing;
     const group = s.group;
     let w = Math.max(firstPass[seq] ? 0 : floor, group >= 0 ? (lastWaveOfGroup.get(group) ?? 0) : 0);
-    let capacityWait = false;
+    // A move that would not fit from its earliest wave on needs the room earlier waves free,
+    // whichever rule (a slot, a host sending and receiving) then placed it later.
+    let capacityWait = !fitsFrom(w);
     for (; ; w++) {
       // Past every wave placed, only the final state is left: a move that does not fit there
       // was chosen on room it cannot have, a planner bug (never a plan with a hole in it).

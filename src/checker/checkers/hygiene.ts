@@ -72,6 +72,9 @@ function checkWaves(aggregate: AggregatePlan, ordered: readonly Move[], report: 
  */
 function excused(s: Move, r: Move, traded: ReadonlySet<Move>): boolean {
   if (s.mandatory !== undefined && r.mandatory !== undefined) return true;
+  // A pack plan drains hosts into others; its make-room moves are declared (makesRoomFor), and
+  // the hosts it frees are checked by hosts-freed-mismatch.
+  if (s.phase === 'pack' && r.phase === 'pack') return true;
   if (traded.has(s) || traded.has(r)) return true;
   return s.makesRoomFor === r.step;
 }

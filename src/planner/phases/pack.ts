@@ -14,7 +14,7 @@
 // large flavor. Whole drains come first: they free a host now, partial drains only prepare one.
 
 import { DESTINATION_CONSTRAINTS, firstRejection } from '../constraints/index.js';
-import type { PlanContext } from '../context.js';
+import type { PlanContext, PlannedMove } from '../context.js';
 import type { ClusterState, RcIndex } from '../state.js';
 import { tightness } from './destination-search.js';
 
@@ -194,6 +194,7 @@ function placeAll(
   };
   let recorded = 0;
   let placed = 0;
+  let roomMove: PlannedMove | null = null;
   for (const [i, s] of servers.entries()) {
     let to = bestFit(ctx, s, hosts, closed, kept);
     if (to < 0 && room !== null && room.searches > 0 && ctx.budgetLeft > servers.length - i) {
@@ -203,10 +204,13 @@ function placeAll(
         recorded++;
         receive(made.to);
         to = made.host;
+        roomMove = made.move;
       }
     }
     if (to < 0) break;
-    ctx.record(s, to, 'pack', reason);
+    const moved = ctx.record(s, to, 'pack', reason);
+    if (roomMove !== null) roomMove.makesRoomFor = moved;
+    roomMove = null;
     receive(to);
     recorded++;
     placed++;
@@ -230,7 +234,7 @@ function makeRoom(
   closed: Set<number>,
   kept: Uint8Array,
   why: string,
-): { host: number; to: number } | null {
+): { host: number; to: number; move: PlannedMove } | null {
   const { state, policy } = ctx;
   const s = state.servers[server]!;
   const shortOf = (h: number, r: number): number =>
@@ -266,8 +270,13 @@ function makeRoom(
       for (const t of movers) {
         const to = bestFit(ctx, t, hosts, closed, kept);
         if (to < 0) continue;
-        ctx.record(t, to, 'pack', `making room on ${state.hosts[h]!.name} for ${s.name || s.id}, ${why}`);
-        if (packable(ctx, server, h)) return { host: h, to };
+        const move = ctx.record(
+          t,
+          to,
+          'pack',
+          `making room on ${state.hosts[h]!.name} for ${s.name || s.id}, ${why}`,
+        );
+        if (packable(ctx, server, h)) return { host: h, to, move };
         ctx.unrecord(state.hosts[h]!.aggregate, 1);
       }
     } finally {
