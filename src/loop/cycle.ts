@@ -3,7 +3,7 @@
 // window and budgets what may start, store the plan with its decision, and hand what starts to
 // the executor. Nothing here remembers anything between cycles but through the store (and the
 // hot-host clock, which only delays emergencies), so a restarted loop picks up where it was.
-import { checkPlan } from '../checker/index.js';
+import { checkPlan, type ViolationCode } from '../checker/index.js';
 import { budgetLeft, emergencyBudgetLeft, tightestBudget } from '../config/budget.js';
 import { windowState } from '../config/windows.js';
 import type { AggregatePlan, Move, Plan } from '../model/plan.js';
@@ -96,6 +96,23 @@ function remainingMoves(agg: AggregatePlan, progress: PlanProgress): AggregatePl
  * checker; a move that breaks a guarantee now (its server moved, its destination filled up...)
  * is dropped with the checker's words, and so is every move that needed it.
  */
+/**
+ * What an approved subset of a plan is not judged on again: its figures and words describe the
+ * whole plan as it was made (a subset renumbered quotes other states), and whether a move still
+ * pays is judged on the fresh figures apart (loop/gain.ts). What stays is whether it is safe.
+ */
+const JUDGED_AT_PLANNING: ReadonlySet<ViolationCode> = new Set<ViolationCode>([
+  'stats-mismatch',
+  'hosts-freed-mismatch',
+  'reason-mismatch',
+  'below-threshold',
+  'nonpositive-gain',
+  'exchange-unpaid',
+  'hot-not-first',
+  'host-send-receive',
+  'mandatory-mislabelled',
+]);
+
 export function revalidate(
   snapshot: Snapshot,
   plan: Plan,
@@ -125,9 +142,7 @@ export function revalidate(
       ],
     };
     const bad = checkPlan(snapshot, trial)
-      .violations.filter(
-        (v) => v.step !== undefined && v.code !== 'stats-mismatch' && v.code !== 'hosts-freed-mismatch',
-      )
+      .violations.filter((v) => v.step !== undefined && !JUDGED_AT_PLANNING.has(v.code))
       .map((v) => ({ ...v, step: moves[v.step! - 1]?.step ?? v.step }));
     if (bad.length === 0) break;
     const badSteps = new Map<number, string>();
