@@ -8,12 +8,14 @@ import {
   type Lease,
   type LockService,
   LockUnavailableError,
+  supersedes,
 } from './locks.js';
 
 interface Holding {
   owner: string;
   fence: number;
   since: number;
+  epoch: number | undefined;
   token: symbol;
 }
 
@@ -26,14 +28,21 @@ export class LocalLockService implements LockService {
 
   constructor(private readonly now: () => number = Date.now) {}
 
-  async tryAcquire(name: string, owner: string, _options?: AcquireOptions): Promise<Lease | null> {
+  async tryAcquire(name: string, owner: string, options?: AcquireOptions): Promise<Lease | null> {
     if (this.closed)
       throw new LockUnavailableError('local', `locks: the local lock service is closed (acquiring ${name})`);
     if (name === '' || owner === '') throw new Error('locks: a lock has a name and an owner');
-    if (this.held.has(name)) return null;
+    const current = this.held.get(name);
+    if (current !== undefined && !supersedes(current, owner, options?.epoch)) return null;
     const fence = (this.lastFence.get(name) ?? 0) + 1;
     this.lastFence.set(name, fence);
-    const holding: Holding = { owner, fence, since: this.now(), token: Symbol(name) };
+    const holding: Holding = {
+      owner,
+      fence,
+      since: this.now(),
+      epoch: options?.epoch,
+      token: Symbol(name),
+    };
     this.held.set(name, holding);
     const isValid = () => this.held.get(name)?.token === holding.token;
     return {
@@ -51,7 +60,13 @@ export class LocalLockService implements LockService {
     return [...this.held.entries()]
       .filter(([name]) => name.startsWith(prefix))
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([name, h]) => ({ name, owner: h.owner, fence: h.fence, since: h.since }));
+      .map(([name, h]) => ({
+        name,
+        owner: h.owner,
+        fence: h.fence,
+        since: h.since,
+        ...(h.epoch !== undefined ? { epoch: h.epoch } : {}),
+      }));
   }
 
   async probe(): Promise<void> {

@@ -42,9 +42,27 @@ export interface AcquireOptions {
    * lease TTL. Default 15 s.
    */
   ttlMs?: number;
+  /**
+   * The aggregate fence the owner acts under (an execution's host locks). A lock held by the
+   * very same owner string under a smaller epoch is taken over at once: its holder was the same
+   * execution run by an earlier owner of the aggregate, which a newer fence has already fenced
+   * out, so waiting for its lease to lapse would only make the new owner skip work it resumes.
+   * The earlier holder's lease turns invalid. Without an epoch (or with an equal or smaller one)
+   * the lock stays exclusive.
+   */
+  epoch?: number;
 }
 
 export const DEFAULT_LOCK_TTL_MS = 15_000;
+
+/** The same owner, an older epoch: the holder is fenced out (AcquireOptions.epoch). */
+export function supersedes(
+  held: { owner: string; epoch?: number | undefined },
+  owner: string,
+  epoch: number | undefined,
+): boolean {
+  return epoch !== undefined && held.owner === owner && held.epoch !== undefined && held.epoch < epoch;
+}
 
 /** A held lock. Release it in a `finally`; `withLock` does that for you. */
 export interface Lease {
@@ -69,6 +87,8 @@ export interface HeldLock {
   fence: number;
   /** Epoch ms at which it was taken. */
   since: number;
+  /** The aggregate fence it was taken under (AcquireOptions.epoch), when one was given. */
+  epoch?: number;
 }
 
 export interface LockService {
