@@ -207,7 +207,9 @@ function startReplica(id) {
   const child = spawn(
     process.execPath,
     [
-      new URL('./replica-child.mjs', import.meta.url).pathname,
+      // The replica tests' own child (serve's executor wiring), run from source like theirs.
+      new URL('../test/executor/fixtures/run-ts.mjs', import.meta.url).pathname,
+      new URL('../test/coordination/fixtures/replica-child.ts', import.meta.url).pathname,
       sim.url,
       JSON.stringify(storeOptions),
       etcdUrl,
@@ -215,6 +217,11 @@ function startReplica(id) {
       id,
       names.join(','),
       String(TTL_MS),
+      'interval=500',
+      'perAggregate=8',
+      'callTimeout=2000',
+      'sessionTimeout=10000',
+      'moveTimeout=1800',
     ],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );

@@ -12,9 +12,9 @@ import { afterAll, describe, expect, inject, it } from 'vitest';
 import type { PlannedMove } from '../../src/executor/journal.js';
 import type { Snapshot } from '../../src/model/snapshot.js';
 import { openStore, type Store, type StoreOptions } from '../../src/store/index.js';
+import { type Proc, runTs } from '../executor/fixtures/processes.js';
 import { host, server, snapshot } from '../executor/sim-world.js';
 import { testBackends } from '../store/backends.js';
-import { type Proc, runTs } from './processes.js';
 import { cuttableProxy } from './tcp-proxy.js';
 
 const SIM = fileURLToPath(new URL('../executor/fixtures/sim-child.ts', import.meta.url));
