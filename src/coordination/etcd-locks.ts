@@ -15,6 +15,7 @@ import {
   DEFAULT_LOCK_TTL_MS,
   type HeldLock,
   type Lease,
+  type ListOptions,
   type LockService,
   LockUnavailableError,
   supersedes,
@@ -124,7 +125,13 @@ export class EtcdLockService implements LockService {
     }
     const since = this.now();
     const epoch = options?.epoch;
-    const value = JSON.stringify({ owner, since, ...(epoch !== undefined ? { epoch } : {}) });
+    const note = options?.note;
+    const value = JSON.stringify({
+      owner,
+      since,
+      ...(epoch !== undefined ? { epoch } : {}),
+      ...(note !== undefined ? { note } : {}),
+    });
     let result: Awaited<ReturnType<ReturnType<Etcd3['if']>['commit']>>;
     try {
       result = await this.client
@@ -246,28 +253,40 @@ export class EtcdLockService implements LockService {
     if (!h.lost) await this.revokeQuietly(h.lease);
   }
 
-  async list(prefix: string): Promise<HeldLock[]> {
+  async list(prefix: string, options?: ListOptions): Promise<HeldLock[]> {
     if (this.closed) throw new LockUnavailableError('etcd', 'locks: the etcd lock service is closed');
     try {
       const base = this.key('');
       const res = await this.client.getAll().prefix(this.key(prefix)).exec();
-      return res.kvs
-        .map((kv) => {
+      const out = await Promise.all(
+        res.kvs.map(async (kv): Promise<HeldLock> => {
           const name = kv.key.toString().slice(base.length);
-          const { owner, since, epoch } = parseHolder(kv.value.toString());
-          // mod_revision: a lock taken over in place (a newer epoch) changed hands at that revision.
+          const { owner, since, epoch, note } = parseHolder(kv.value.toString());
           return {
             name,
             owner,
+            // mod_revision: a lock taken over in place (a newer epoch) changed hands at that revision.
             fence: Number(kv.mod_revision),
             since,
             ...(epoch !== undefined ? { epoch } : {}),
+            ...(note !== undefined ? { note } : {}),
+            ...(options?.renewals ? await this.renewedAt(String(kv.lease)) : {}),
           };
-        })
-        .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+        }),
+      );
+      return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     } catch (err) {
       throw this.unavailable(`cannot list locks under ${JSON.stringify(prefix)}`, err);
     }
+  }
+
+  /** When the holder last renewed the lease: its granted TTL less what is left of it. */
+  private async renewedAt(leaseId: string): Promise<{ renewedAt?: number }> {
+    if (leaseId === '0') return {};
+    const ttl = await this.client.leaseClient.leaseTimeToLive({ ID: leaseId });
+    const left = Number(ttl.TTL);
+    if (left < 0) return {};
+    return { renewedAt: this.now() - (Number(ttl.grantedTTL) - left) * 1000 };
   }
 
   async probe(): Promise<void> {
@@ -288,13 +307,14 @@ export class EtcdLockService implements LockService {
 }
 
 /** A lock key's value: who took it, when, under which epoch (an unparsable value names the owner). */
-function parseHolder(raw: string): { owner: string; since: number; epoch?: number } {
+function parseHolder(raw: string): { owner: string; since: number; epoch?: number; note?: string } {
   try {
-    const v = JSON.parse(raw) as { owner?: unknown; since?: unknown; epoch?: unknown };
+    const v = JSON.parse(raw) as { owner?: unknown; since?: unknown; epoch?: unknown; note?: unknown };
     return {
       owner: typeof v.owner === 'string' ? v.owner : '',
       since: typeof v.since === 'number' ? v.since : 0,
       ...(typeof v.epoch === 'number' ? { epoch: v.epoch } : {}),
+      ...(typeof v.note === 'string' ? { note: v.note } : {}),
     };
   } catch {
     return { owner: raw, since: 0 };

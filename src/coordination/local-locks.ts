@@ -6,6 +6,7 @@ import {
   type AcquireOptions,
   type HeldLock,
   type Lease,
+  type ListOptions,
   type LockService,
   LockUnavailableError,
   supersedes,
@@ -16,6 +17,7 @@ interface Holding {
   fence: number;
   since: number;
   epoch: number | undefined;
+  note: string | undefined;
   token: symbol;
 }
 
@@ -41,6 +43,7 @@ export class LocalLockService implements LockService {
       fence,
       since: this.now(),
       epoch: options?.epoch,
+      note: options?.note,
       token: Symbol(name),
     };
     this.held.set(name, holding);
@@ -56,7 +59,7 @@ export class LocalLockService implements LockService {
     };
   }
 
-  async list(prefix: string): Promise<HeldLock[]> {
+  async list(prefix: string, options?: ListOptions): Promise<HeldLock[]> {
     return [...this.held.entries()]
       .filter(([name]) => name.startsWith(prefix))
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
@@ -66,6 +69,9 @@ export class LocalLockService implements LockService {
         fence: h.fence,
         since: h.since,
         ...(h.epoch !== undefined ? { epoch: h.epoch } : {}),
+        ...(h.note !== undefined ? { note: h.note } : {}),
+        // In one process a holder is alive as long as the lock is held.
+        ...(options?.renewals ? { renewedAt: this.now() } : {}),
       }));
   }
 

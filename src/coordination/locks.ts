@@ -51,6 +51,16 @@ export interface AcquireOptions {
    * the lock stays exclusive.
    */
   epoch?: number;
+  /** A line kept with the lock and shown by `list` (a replica's registration: its API address). */
+  note?: string;
+}
+
+export interface ListOptions {
+  /**
+   * Also say when each holder last proved alive (renewedAt): one more call per lock on etcd, so
+   * only for short lists (the replica registry).
+   */
+  renewals?: boolean;
 }
 
 export const DEFAULT_LOCK_TTL_MS = 15_000;
@@ -89,6 +99,10 @@ export interface HeldLock {
   since: number;
   /** The aggregate fence it was taken under (AcquireOptions.epoch), when one was given. */
   epoch?: number;
+  /** AcquireOptions.note, when one was given. */
+  note?: string;
+  /** Epoch ms of the holder's last renewal (ListOptions.renewals). */
+  renewedAt?: number;
 }
 
 export interface LockService {
@@ -100,7 +114,7 @@ export interface LockService {
    */
   tryAcquire(name: string, owner: string, options?: AcquireOptions): Promise<Lease | null>;
   /** Locks held now whose names start with `prefix` ("" for all), sorted by name. */
-  list(prefix: string): Promise<HeldLock[]>;
+  list(prefix: string, options?: ListOptions): Promise<HeldLock[]>;
   /**
    * Takes and releases a lock of its own: proves the backend works end to end. Throws
    * LockUnavailableError with the reason when it does not. A worker refuses to start on failure.

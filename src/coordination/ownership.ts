@@ -9,7 +9,7 @@
 
 import { type Logger, silentLogger } from '../cloud/log.js';
 import type { OwnerFence } from '../store/ownership.js';
-import { aggregateLockName, type Lease, type LockService } from './locks.js';
+import { aggregateLockName, LOCK_NAMES, type Lease, type LockService } from './locks.js';
 import { aggregatesOf } from './rendezvous.js';
 
 export const REPLICA_LOCK_PREFIX = 'replica/';
@@ -39,6 +39,31 @@ export interface OwnershipOptions {
   hooks: OwnershipHooks;
   logger?: Logger;
   now?: () => number;
+  /** Where this replica's API answers (shown by GET /v1/replicas), when it serves one. */
+  address?: string;
+}
+
+/** A live replica as the lock backend shows it (GET /v1/replicas, `aicerine status`). */
+export interface ReplicaStatus {
+  id: string;
+  /** Its API address, as it registered it; null when it serves none. */
+  address: string | null;
+  /** When it registered (ISO time). */
+  since: string;
+  /** When it last renewed its registration: its heartbeat (ISO time); null when unknown. */
+  lastHeartbeat: string | null;
+  /** The aggregates it holds, with the fence of each. */
+  aggregates: { aggregate: string; fence: number }[];
+  /** The replica answering the request. */
+  self: boolean;
+}
+
+/** Who owns which aggregate, read from the lock backend by any replica. */
+export interface ReplicaDirectory {
+  replicaId: string;
+  replicas(): Promise<ReplicaStatus[]>;
+  /** The owner and fence of each aggregate held now. */
+  owners(): Promise<Map<string, { replica: string; fence: number }>>;
 }
 
 /**
@@ -73,7 +98,7 @@ interface Held {
   ready: boolean;
 }
 
-export class AggregateOwnership {
+export class AggregateOwnership implements ReplicaDirectory {
   private readonly held = new Map<string, Held>();
   private registration: Lease | null = null;
   /** No pass has registered yet (start-up is not a recovery). */
@@ -86,8 +111,6 @@ export class AggregateOwnership {
   private live: string[] = [];
   private recovery: Recovery | null = null;
   private readonly now: () => number;
-  /** Epoch ms of this replica's last successful registration check (its heartbeat). */
-  private lastHeartbeat: number | null = null;
 
   constructor(private readonly opts: OwnershipOptions) {
     this.log = opts.logger ?? silentLogger;
@@ -125,9 +148,41 @@ export class AggregateOwnership {
     return [...this.held.keys()].filter((a) => this.holds(a)).sort();
   }
 
-  /** Live replicas as last read. */
-  replicas(): string[] {
+  /** Live replicas as the last pass read them. */
+  liveReplicas(): string[] {
     return [...this.live];
+  }
+
+  async owners(): Promise<Map<string, { replica: string; fence: number }>> {
+    const held = await this.opts.locks.list(LOCK_NAMES.aggregatePrefix);
+    return new Map(
+      held.map((l) => [
+        l.name.slice(LOCK_NAMES.aggregatePrefix.length),
+        { replica: l.owner, fence: l.fence },
+      ]),
+    );
+  }
+
+  async replicas(): Promise<ReplicaStatus[]> {
+    const [registered, owners] = await Promise.all([
+      this.opts.locks.list(REPLICA_LOCK_PREFIX, { renewals: true }),
+      this.owners(),
+    ]);
+    const iso = (ms: number) => new Date(ms).toISOString();
+    return registered.map((r) => {
+      const id = r.name.slice(REPLICA_LOCK_PREFIX.length);
+      return {
+        id,
+        address: r.note ?? null,
+        since: iso(r.since),
+        lastHeartbeat: r.renewedAt !== undefined ? iso(r.renewedAt) : null,
+        aggregates: [...owners]
+          .filter(([, o]) => o.replica === id)
+          .map(([aggregate, o]) => ({ aggregate, fence: o.fence }))
+          .sort((a, b) => (a.aggregate < b.aggregate ? -1 : 1)),
+        self: id === this.opts.replicaId,
+      };
+    });
   }
 
   /** Registers the replica (refused when a live replica has the same id) and starts rebalancing. */
@@ -160,7 +215,7 @@ export class AggregateOwnership {
     const lease = await this.opts.locks.tryAcquire(
       `${REPLICA_LOCK_PREFIX}${this.opts.replicaId}`,
       this.opts.replicaId,
-      { ttlMs: this.opts.ttlMs },
+      { ttlMs: this.opts.ttlMs, ...(this.opts.address !== undefined ? { note: this.opts.address } : {}) },
     );
     if (lease === null) {
       if (first)
@@ -205,7 +260,6 @@ export class AggregateOwnership {
       if (this.registration === null) return;
     }
     this.firstPass = false;
-    this.lastHeartbeat = this.now();
     this.live = (await this.opts.locks.list(REPLICA_LOCK_PREFIX))
       .map((l) => l.name.slice(REPLICA_LOCK_PREFIX.length))
       .sort();
