@@ -43,6 +43,8 @@ export interface ExecutorWiringDeps {
     aggregates: () => readonly string[];
     onAcquired?: (aggregate: string, resumed: string[]) => void;
     onLost?: (aggregate: string) => void;
+    /** Where this replica's API answers (GET /v1/replicas shows it). */
+    address?: string;
   };
 }
 
@@ -101,6 +103,7 @@ export function wireExecutor(deps: ExecutorWiringDeps): WiredExecutor {
       aggregates: coordination.aggregates,
       ttlMs: coordination.leaseTtlMs,
       intervalMs: coordination.rebalanceIntervalMs,
+      ...(coordination.address !== undefined ? { address: coordination.address } : {}),
       hooks: {
         ...hooks,
         lost: (a) => {

@@ -3,6 +3,7 @@
 // a timer (sooner when Nova's notifications say something changed). Everything that decides is
 // elsewhere and pure; this file only wires and schedules.
 
+import { hostname } from 'node:os';
 import {
   type AbortResult,
   type PauseState,
@@ -88,6 +89,12 @@ const noActuator: ExecutorWrites & RatioWritePort = {
   putInventory: refused,
 };
 
+/** The API address other replicas and operators can reach: a wildcard bind is named by the host. */
+function apiAddress(host: string, port: number): string {
+  const named = host === '0.0.0.0' || host === '::' || host === '' ? hostname() : host;
+  return `http://${named.includes(':') ? `[${named}]` : named}:${port}`;
+}
+
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 
@@ -161,6 +168,7 @@ export class AicerineService {
               ...coordination,
               aggregates: () => this.knownAggregates,
               onAcquired: () => this.wake(),
+              ...(config.api.enabled ? { address: apiAddress(config.api.host, config.api.port) } : {}),
             },
           }
         : {}),

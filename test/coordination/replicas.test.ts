@@ -244,7 +244,7 @@ describe.skipIf(etcd === null || !mariadb.available)('replicas on MariaDB + etcd
     const s = await scenario('kill9');
     const ids = ['r1', 'r2', 'r3'];
     const replicas = new Map(ids.map((id) => [id, s.replica(id)]));
-    await Promise.all([...replicas.values()].map((p) => p.next(/^ready /, 60_000)));
+    await Promise.all([...replicas.values()].map((p) => p.next(/^ready /, 180_000)));
     // Joining replicas took their share from the first one (hand-overs on join).
     await waitFor('3 owners', () => new Set(AGGREGATES.map((a) => s.currentOwner(a))).size === 3, 60_000);
     await s.go();
@@ -290,7 +290,7 @@ describe.skipIf(etcd === null || !mariadb.available)('replicas on MariaDB + etcd
     for (const t of takeovers) expect(t).toBeLessThanOrEqual(TAKEOVER_BOUND_MS);
     // The dead replica comes back: it joins and takes its share again, by hand-over.
     const back = s.replica(victim);
-    await back.next(/^ready /, 60_000);
+    await back.next(/^ready /, 180_000);
     const { migrations, moves } = await expectEveryServerMigratedOnce(s);
     for (const a of theirs)
       expect((await s.store.ownership.get(a))!.fence).toBeGreaterThan(fenceBefore.get(a)!);
@@ -309,7 +309,7 @@ describe.skipIf(etcd === null || !mariadb.available)('replicas on MariaDB + etcd
   it('a rolling restart of every replica during execution hands every aggregate over; no server migrated twice', async () => {
     const s = await scenario('rolling');
     const ids = ['r1', 'r2', 'r3'];
-    await Promise.all(ids.map((id) => s.replica(id).next(/^ready /, 60_000)));
+    await Promise.all(ids.map((id) => s.replica(id).next(/^ready /, 180_000)));
     await waitFor('3 owners', () => new Set(AGGREGATES.map((a) => s.currentOwner(a))).size === 3, 60_000);
     await s.go();
     await waitFor(
@@ -333,7 +333,7 @@ describe.skipIf(etcd === null || !mariadb.available)('replicas on MariaDB + etcd
         const o = s.owners().filter((x) => x.aggregate === a && x.at >= stoppedFrom)[0];
         if (o) handOvers.push(o.at - stoppedFrom);
       }
-      await s.replica(id).next(/^ready /, 60_000);
+      await s.replica(id).next(/^ready /, 180_000);
     }
     const { migrations, moves } = await expectEveryServerMigratedOnce(s);
     console.log(
@@ -348,7 +348,7 @@ describe.skipIf(etcd === null || !mariadb.available)('replicas on MariaDB + etcd
     const proxy = await cuttableProxy(etcd?.endpoint ?? '');
     cleanups.push(() => proxy.close());
     const cut = s.replica('r1', proxy.endpoint);
-    await Promise.all([cut, s.replica('r2'), s.replica('r3')].map((p) => p.next(/^ready /, 60_000)));
+    await Promise.all([cut, s.replica('r2'), s.replica('r3')].map((p) => p.next(/^ready /, 180_000)));
     await waitFor('3 owners', () => new Set(AGGREGATES.map((a) => s.currentOwner(a))).size === 3, 60_000);
     await s.go();
     await waitFor(
