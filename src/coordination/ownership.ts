@@ -9,7 +9,7 @@
 
 import { type Logger, silentLogger } from '../cloud/log.js';
 import type { OwnerFence } from '../store/ownership.js';
-import { aggregateLockName, LOCK_NAMES, type Lease, type LockService } from './locks.js';
+import { aggregateLockName, type Lease, LOCK_NAMES, type LockService } from './locks.js';
 import { aggregatesOf } from './rendezvous.js';
 
 export const REPLICA_LOCK_PREFIX = 'replica/';

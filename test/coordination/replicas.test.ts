@@ -281,7 +281,7 @@ describe.skipIf(etcd === null || !mariadb.available)('replicas on MariaDB + etcd
     const killedAt = Date.now();
     replicas.get(victim)!.child.kill('SIGKILL');
     await replicas.get(victim)!.exited;
-    await waitFor("takeover", () => theirs.every((a) => (s.currentOwner(a) ?? victim) !== victim), 30_000);
+    await waitFor('takeover', () => theirs.every((a) => (s.currentOwner(a) ?? victim) !== victim), 30_000);
     const takeovers = theirs.map((a) => {
       const o = s.owners().filter((x) => x.aggregate === a && x.replica !== victim && x.at > killedAt)[0]!;
       expect(o.fence).toBeGreaterThan(fenceBefore.get(a)!);

@@ -18,7 +18,8 @@ export function registerAggregates(app: ZodApp, ctx: ApiContext): void {
   };
 
   /** Replicas: who holds each aggregate now (the lock backend's answer). */
-  const ownersNow = async () => (await ctx.replicas?.owners()) ?? new Map<string, { replica: string; fence: number }>();
+  const ownersNow = async () =>
+    (await ctx.replicas?.owners()) ?? new Map<string, { replica: string; fence: number }>();
 
   async function view(name: string, owners: Map<string, { replica: string; fence: number }>) {
     const agg = aggregateConfig(ctx.config, name);
