@@ -1,7 +1,8 @@
 // Counts live migrations in flight per source host, per destination host, per aggregate and in
 // total, and hands out a slot only when every limit has room. One pool is shared by every
-// execution of a process, so the global limit and a host's limit hold across aggregates.
-import type { ConcurrencyLimits } from './settings.js';
+// execution of a process, so the global limit and a host's limit hold across aggregates; each
+// aggregate's own limits (its configuration's concurrency) hold for its moves within the pool.
+import type { AggregateLimits, ConcurrencyLimits } from './settings.js';
 
 export interface SlotRequest {
   source: string;
@@ -23,21 +24,26 @@ export class MigrationSlots {
 
   constructor(readonly limits: ConcurrencyLimits) {}
 
-  sourceLimit(host: string): number {
-    return this.limits.perSourceHostOverrides[host] ?? this.limits.perSourceHost;
+  /** The aggregate's own limits, or the defaults when its configuration sets none. */
+  private of(aggregate: string | undefined): AggregateLimits {
+    return (aggregate !== undefined ? this.limits.byAggregate?.[aggregate] : undefined) ?? this.limits;
+  }
+
+  sourceLimit(host: string, aggregate?: string): number {
+    return this.limits.perSourceHostOverrides[host] ?? this.of(aggregate).perSourceHost;
   }
 
   /** Which limit is full, or null when a slot is free. */
   blockedBy(r: SlotRequest): string | null {
+    const own = this.of(r.aggregate);
     if (this.total >= this.limits.global) return `global limit ${this.limits.global}`;
-    if ((this.byAggregate.get(r.aggregate) ?? 0) >= this.limits.perAggregate) {
-      return `aggregate ${r.aggregate} limit ${this.limits.perAggregate}`;
+    if ((this.byAggregate.get(r.aggregate) ?? 0) >= own.perAggregate) {
+      return `aggregate ${r.aggregate} limit ${own.perAggregate}`;
     }
-    if ((this.bySource.get(r.source) ?? 0) >= this.sourceLimit(r.source)) {
-      return `source ${r.source} limit ${this.sourceLimit(r.source)}`;
-    }
-    if ((this.byDest.get(r.dest) ?? 0) >= this.limits.perDestinationHost) {
-      return `destination ${r.dest} limit ${this.limits.perDestinationHost}`;
+    const source = this.sourceLimit(r.source, r.aggregate);
+    if ((this.bySource.get(r.source) ?? 0) >= source) return `source ${r.source} limit ${source}`;
+    if ((this.byDest.get(r.dest) ?? 0) >= own.perDestinationHost) {
+      return `destination ${r.dest} limit ${own.perDestinationHost}`;
     }
     return null;
   }

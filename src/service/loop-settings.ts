@@ -73,7 +73,10 @@ export function loopSettings(
   };
 }
 
-/** The executor runs every aggregate from one slot pool: the defaults' limits, every host override. */
+/**
+ * The executor runs every aggregate from one slot pool: the defaults' limits, every host
+ * override, and each configured aggregate's own limits for its moves.
+ */
 export function executorSettings(config: ServiceConfig): ExecutorSettingsInput {
   const d = config.defaults;
   const overrides: Record<string, number> = {};
@@ -86,6 +89,16 @@ export function executorSettings(config: ServiceConfig): ExecutorSettingsInput {
       perDestinationHost: d.concurrency.perDestinationHost,
       perAggregate: d.concurrency.perAggregate,
       global: config.concurrency.global,
+      byAggregate: Object.fromEntries(
+        Object.values(config.aggregates).map((a) => [
+          a.name,
+          {
+            perSourceHost: a.concurrency.perSourceHost,
+            perDestinationHost: a.concurrency.perDestinationHost,
+            perAggregate: a.concurrency.perAggregate,
+          },
+        ]),
+      ),
     },
     retry: {
       attempts: d.retry.attempts,
