@@ -4,6 +4,8 @@
 // with kill -9 several times (each time restarted after the takeover), then every replica is
 // restarted in turn (SIGTERM, hand-over). Prints takeover and hand-over times (medians), and
 // checks from the simulator's own records that no server was migrated twice.
+// The replicas are the replica tests' own child (test/coordination/fixtures/replica-child.ts:
+// serve's executor wiring), run from source through Vite's module runner like theirs.
 //   npm run build && node bench/replicas.mjs [--aggregates 20] [--hosts 5000] [--moves 24]
 //     [--kills 5] [--ttl 5000] [--speed 2]
 import { execFile, spawn } from 'node:child_process';
@@ -187,59 +189,6 @@ const cloud = new SimCloud(
 );
 const sim = await startSimServer({ cloud, password: 'secret' });
 const store = await openStore(storeOptions);
-for (const [aggregate, moves] of plans)
-  await store.createExecution(
-    {
-      id: `exec-${aggregate}`,
-      aggregate,
-      planId: null,
-      startedAt: new Date(cloud.clock.nowMs()).toISOString(),
-      startedBy: 'bench',
-    },
-    moves,
-  );
-
-// Replicas.
-const owns = []; // { aggregate, replica, fence, at }
-const lost = [];
-const live = new Map();
-function startReplica(id) {
-  const child = spawn(
-    process.execPath,
-    [
-      new URL('./replica-child.mjs', import.meta.url).pathname,
-      sim.url,
-      JSON.stringify(storeOptions),
-      etcdUrl,
-      '/bench/',
-      id,
-      names.join(','),
-      String(TTL_MS),
-    ],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  children.push(child);
-  live.set(id, child);
-  let buffered = '';
-  let ready;
-  const readyP = new Promise((r) => {
-    ready = r;
-  });
-  child.stdout.setEncoding('utf8');
-  child.stdout.on('data', (chunk) => {
-    buffered += chunk;
-    const parts = buffered.split('\n');
-    buffered = parts.pop() ?? '';
-    for (const line of parts) {
-      const w = line.split(' ');
-      if (w[0] === 'owns') owns.push({ aggregate: w[1], replica: id, fence: Number(w[2]), at: Number(w[4]) });
-      else if (w[0] === 'lost') lost.push({ aggregate: w[1], replica: id, at: Number(w[2]) });
-      else if (w[0] === 'ready') ready();
-      else if (w[0] === 'log') process.stderr.write(`${id}: ${line}\n`);
-    }
-  });
-  return { child, ready: readyP };
-}
 const ownerOf = (a) =>
   owns
     .filter((o) => o.aggregate === a)
@@ -263,6 +212,19 @@ const t0 = Date.now();
 for (const id of REPLICAS) await startReplica(id).ready;
 await waitFor('every aggregate owned as the sharing says', settled, 60_000);
 const share = REPLICAS.map((r) => names.filter((a) => ownerOf(a) === r).length);
+// The plans as each owner's loop would store and start them, once every replica is up.
+for (const [aggregate, moves] of plans)
+  await store.createExecution(
+    {
+      id: `exec-${aggregate}`,
+      aggregate,
+      planId: null,
+      startedAt: new Date(cloud.clock.nowMs()).toISOString(),
+      startedBy: 'bench',
+    },
+    moves,
+  );
+for (const child of live.values()) child.kill('SIGUSR2');
 
 // kill -9, KILLS times: the victim is the owner of the most aggregates with a migration in flight.
 const takeovers = [];

@@ -2,6 +2,7 @@
 // clock, and who is calling.
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import type { ServiceConfig } from '../config/types.js';
+import type { ReplicaDirectory } from '../coordination/ownership.js';
 import type { MaintenanceService } from '../maintenance/service.js';
 import type { Store } from '../store/store.js';
 import type { TaskService } from '../tasks/service.js';
@@ -28,6 +29,8 @@ export interface ApiContext {
   tasks?: TaskService;
   /** Maintenance campaigns, when the service runs in this process (absent: /v1/maintenance answers 503). */
   maintenance?: MaintenanceService;
+  /** Replicas: who owns what (absent: one process owns every aggregate). */
+  replicas?: ReplicaDirectory;
 }
 
 declare module 'fastify' {

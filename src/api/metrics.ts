@@ -46,6 +46,7 @@ export class ApiMetrics {
   private readonly ratioChanges: Counter<'resource_class'>;
   private readonly verdicts: Counter<'aggregate' | 'verdict'>;
   private readonly healthy: Gauge<'aggregate'>;
+  private readonly owner: Gauge<'aggregate' | 'replica'>;
   private lastRatioChange = 0;
   private lastVerdict = 0;
   /** Finished executions already counted. */
@@ -124,6 +125,12 @@ export class ApiMetrics {
       labelNames: ['aggregate'],
       registers,
     });
+    this.owner = new Gauge({
+      name: 'aicerine_aggregate_owner',
+      help: 'Replicas: 1 for the replica that owns the aggregate now (one series per aggregate)',
+      labelNames: ['aggregate', 'replica'],
+      registers,
+    });
   }
 
   /** The service calls this at the end of every control-loop cycle. */
@@ -183,6 +190,12 @@ export class ApiMetrics {
     for (const c of changes) this.ratioChanges.inc({ resource_class: c.resourceClass });
     if (changes[0] !== undefined) this.lastRatioChange = Number(changes[0].id);
     await this.countExecutions(ctx);
+    if (ctx.replicas !== undefined) {
+      const owners = await ctx.replicas.owners();
+      // A hand-over ends the old owner's series: only the current owner of each aggregate shows.
+      this.owner.reset();
+      for (const [aggregate, o] of owners) this.owner.set({ aggregate, replica: o.replica }, 1);
+    }
   }
 
   private async countExecutions(ctx: ApiContext): Promise<void> {

@@ -246,6 +246,12 @@ export const aggregateView = z
     }),
     dataHealth: dataHealthRecord.nullable(),
     latestPlan: planSummary.nullable(),
+    owner: z
+      .object({ replica: z.string(), fence: z.number().int() })
+      .nullable()
+      .describe(
+        'replicas: the replica that owns the aggregate now and its fence; null when no replica holds it (or one process runs everything)',
+      ),
     imbalance: z
       .object({
         overall: z.number(),
@@ -505,3 +511,21 @@ export const whoami = z
 export const loginResult = whoami
   .extend({ token: z.string().describe('send as X-Auth-Token') })
   .meta({ id: 'LoginResult' });
+
+export const replicaView = z
+  .object({
+    id: z.string(),
+    address: z.string().nullable().describe('its API address, as it registered it'),
+    since: z.string().describe('when it registered'),
+    lastHeartbeat: z.string().nullable().describe('when it last renewed its registration lease'),
+    aggregates: z.array(z.object({ aggregate: z.string(), fence: z.number().int() })),
+    self: z.boolean().describe('the replica answering this request'),
+  })
+  .meta({ id: 'Replica' });
+
+export const replicasBody = z.object({
+  coordination: z
+    .enum(['local', 'etcd'])
+    .describe('local: one process owns every aggregate (no replicas to list)'),
+  replicas: z.array(replicaView),
+});

@@ -12,6 +12,7 @@ import {
   type ZodTypeProvider,
 } from 'fastify-type-provider-zod';
 import type { ServiceConfig } from '../config/types.js';
+import type { ReplicaDirectory } from '../coordination/ownership.js';
 import type { MaintenanceService } from '../maintenance/service.js';
 import type { Store } from '../store/store.js';
 import type { TaskService } from '../tasks/service.js';
@@ -35,6 +36,7 @@ import { registerPauses } from './routes/pauses.js';
 import { registerPlans } from './routes/plans.js';
 import { registerQuarantine } from './routes/quarantine.js';
 import { registerRecords } from './routes/records.js';
+import { registerReplicas } from './routes/replicas.js';
 import { registerShadowReports } from './routes/shadow.js';
 import { registerSnapshots } from './routes/snapshots.js';
 import { registerTasks } from './routes/tasks.js';
@@ -65,6 +67,8 @@ export interface ApiOptions {
   tasks?: TaskService;
   /** Maintenance campaigns of the service in this process. */
   maintenance?: MaintenanceService;
+  /** Replicas: the ownership of this replica (GET /v1/replicas, owners in /v1/aggregates, metrics). */
+  replicas?: ReplicaDirectory;
   /** Largest request body in bytes (default 64 KiB). */
   bodyLimit?: number;
   /** The built dashboard served at / (default: the package's dist/web when built; null: none). */
@@ -149,6 +153,7 @@ export async function buildApi(opts: ApiOptions): Promise<ZodApp> {
     snapshotDir: opts.snapshotDir ?? join(opts.config.stateDir, 'snapshots'),
     ...(opts.tasks !== undefined ? { tasks: opts.tasks } : {}),
     ...(opts.maintenance !== undefined ? { maintenance: opts.maintenance } : {}),
+    ...(opts.replicas !== undefined ? { replicas: opts.replicas } : {}),
   };
 
   const hosts = allowedHostNames(opts.listenHost ?? opts.config.api.host, opts.config.api.allowedHosts);
@@ -259,6 +264,7 @@ export async function buildApi(opts: ApiOptions): Promise<ZodApp> {
   registerAuth(app, ctx);
   registerTasks(app, ctx);
   registerMaintenance(app, ctx);
+  registerReplicas(app, ctx);
   if (opts.metrics !== undefined) opts.metrics.register(app, ctx);
 
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());

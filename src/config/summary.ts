@@ -1,6 +1,12 @@
 // What `aicerine config check` prints for a valid file: per aggregate, what it may do and when.
 import { formatDuration } from './duration.js';
-import type { AggregateConfig, CredentialRef, ServiceConfig, StoreConfig } from './types.js';
+import type {
+  AggregateConfig,
+  CoordinationConfig,
+  CredentialRef,
+  ServiceConfig,
+  StoreConfig,
+} from './types.js';
 import { type WeeklyWindow, windowState } from './windows.js';
 import { formatInZone } from './zone.js';
 
@@ -32,6 +38,17 @@ function store(s: StoreConfig): string {
   if (s.kind === 'sqlite') return `SQLite ${s.path}`;
   const where = s.socketPath ? `socket ${s.socketPath}` : `${s.host}${s.port ? `:${s.port}` : ''}`;
   return `MariaDB/MySQL ${s.user}@${where} database ${s.database}`;
+}
+
+function coordination(c: CoordinationConfig): string {
+  if (c.kind === 'local') return 'coordination: local (one process owns every aggregate; no replicas)';
+  const auth = [c.username !== null ? `user ${c.username}` : '', c.tls !== null ? 'TLS' : '']
+    .filter(Boolean)
+    .join(', ');
+  return (
+    `coordination: etcd ${c.endpoints.join(', ')} (prefix ${c.prefix}${auth ? `, ${auth}` : ''}) as replica ${c.replicaId}; ` +
+    `lease TTL ${formatDuration(c.leaseTtlMs)} (an aggregate is without owner that long after its owner dies; host locks too), rebalance every ${formatDuration(c.rebalanceIntervalMs)}`
+  );
 }
 
 /** One line per window: whether it is open now, and its next edges in its zone and in UTC. */
@@ -99,6 +116,7 @@ export function formatConfigSummary(c: ServiceConfig, now: Date): string {
     `reader: ${credential(c.credentials.reader)}; actuator: ${credential(c.credentials.actuator)}${
       c.credentials.tasks ? `; tasks: ${credential(c.credentials.tasks)}` : ''
     }`,
+    coordination(c.coordination),
     `store: ${store(c.store)}; notifications: ${c.notifications ? c.notifications.url : 'none (periodic reconcile)'}; metrics: ${c.prometheus ? c.prometheus.url : 'none (flavor sizes)'}`,
   ];
   for (const a of Object.values(c.aggregates)) out.push(`aggregate ${a.name}`, ...aggregateLines(a, now));

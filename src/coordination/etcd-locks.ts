@@ -15,8 +15,10 @@ import {
   DEFAULT_LOCK_TTL_MS,
   type HeldLock,
   type Lease,
+  type ListOptions,
   type LockService,
   LockUnavailableError,
+  supersedes,
 } from './locks.js';
 
 export interface EtcdLockOptions {
@@ -41,6 +43,9 @@ interface Holding {
   owner: string;
   fence: number;
   lease: ReturnType<Etcd3['lease']>;
+  leaseId: string;
+  /** Taken under an epoch: a newer epoch of the same owner may take the key over (checked at renewals). */
+  epoch: number | undefined;
   ttlMs: number;
   validUntil: number;
   released: boolean;
@@ -119,12 +124,31 @@ export class EtcdLockService implements LockService {
       throw this.unavailable(`cannot grant a lease for ${name}`, err);
     }
     const since = this.now();
+    const epoch = options?.epoch;
+    const note = options?.note;
+    const value = JSON.stringify({
+      owner,
+      since,
+      ...(epoch !== undefined ? { epoch } : {}),
+      ...(note !== undefined ? { note } : {}),
+    });
     let result: Awaited<ReturnType<ReturnType<Etcd3['if']>['commit']>>;
     try {
       result = await this.client
         .if(this.key(name), 'Create', '==', 0)
-        .then(this.client.put(this.key(name)).value(JSON.stringify({ owner, since })).lease(leaseId))
+        .then(this.client.put(this.key(name)).value(value).lease(leaseId))
         .commit();
+      if (!result.succeeded && epoch !== undefined) {
+        // Held: by an earlier run of the same owner under an older epoch, it is taken over in
+        // place, provided nobody changed the key since it was read.
+        const kv = (await this.client.get(this.key(name)).exec()).kvs[0];
+        if (kv !== undefined && supersedes(parseHolder(kv.value.toString()), owner, epoch)) {
+          result = await this.client
+            .if(this.key(name), 'Mod', '==', kv.mod_revision)
+            .then(this.client.put(this.key(name)).value(value).lease(leaseId))
+            .commit();
+        }
+      }
     } catch (err) {
       await this.revokeQuietly(lease);
       throw this.unavailable(`cannot take ${name}`, err);
@@ -138,6 +162,8 @@ export class EtcdLockService implements LockService {
       owner,
       fence: Number(result.header.revision),
       lease,
+      leaseId: String(leaseId),
+      epoch,
       ttlMs: ttlSeconds * 1000,
       validUntil: sentAt + ttlSeconds * 1000 - this.margin(ttlSeconds * 1000),
       released: false,
@@ -182,6 +208,13 @@ export class EtcdLockService implements LockService {
         this.held.delete(h);
         return;
       }
+      if (h.epoch !== undefined && !(await this.stillMine(h))) {
+        // A newer epoch of the same owner took the key over: this holder is fenced out.
+        h.lost = true;
+        this.held.delete(h);
+        await this.revokeQuietly(h.lease);
+        return;
+      }
       if (!h.released && !h.lost)
         h.validUntil = Math.max(h.validUntil, sentAt + Number(res.TTL) * 1000 - this.margin(h.ttlMs));
     } catch {
@@ -194,6 +227,12 @@ export class EtcdLockService implements LockService {
       }
     }
     this.scheduleKeepAlive(h);
+  }
+
+  /** The key is still attached to this holder's etcd lease (not taken over under a newer epoch). */
+  private async stillMine(h: Holding): Promise<boolean> {
+    const kv = (await this.client.get(this.key(h.name)).exec()).kvs[0];
+    return kv !== undefined && String(kv.lease) === h.leaseId;
   }
 
   private async revokeQuietly(lease: ReturnType<Etcd3['lease']>): Promise<void> {
@@ -214,29 +253,40 @@ export class EtcdLockService implements LockService {
     if (!h.lost) await this.revokeQuietly(h.lease);
   }
 
-  async list(prefix: string): Promise<HeldLock[]> {
+  async list(prefix: string, options?: ListOptions): Promise<HeldLock[]> {
     if (this.closed) throw new LockUnavailableError('etcd', 'locks: the etcd lock service is closed');
     try {
       const base = this.key('');
       const res = await this.client.getAll().prefix(this.key(prefix)).exec();
-      return res.kvs
-        .map((kv) => {
+      const out = await Promise.all(
+        res.kvs.map(async (kv): Promise<HeldLock> => {
           const name = kv.key.toString().slice(base.length);
-          let owner = '';
-          let since = 0;
-          try {
-            const v = JSON.parse(kv.value.toString()) as { owner?: unknown; since?: unknown };
-            owner = typeof v.owner === 'string' ? v.owner : '';
-            since = typeof v.since === 'number' ? v.since : 0;
-          } catch {
-            owner = kv.value.toString();
-          }
-          return { name, owner, fence: Number(kv.create_revision), since };
-        })
-        .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+          const { owner, since, epoch, note } = parseHolder(kv.value.toString());
+          return {
+            name,
+            owner,
+            // mod_revision: a lock taken over in place (a newer epoch) changed hands at that revision.
+            fence: Number(kv.mod_revision),
+            since,
+            ...(epoch !== undefined ? { epoch } : {}),
+            ...(note !== undefined ? { note } : {}),
+            ...(options?.renewals ? await this.renewedAt(String(kv.lease)) : {}),
+          };
+        }),
+      );
+      return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     } catch (err) {
       throw this.unavailable(`cannot list locks under ${JSON.stringify(prefix)}`, err);
     }
+  }
+
+  /** When the holder last renewed the lease: its granted TTL less what is left of it. */
+  private async renewedAt(leaseId: string): Promise<{ renewedAt?: number }> {
+    if (leaseId === '0') return {};
+    const ttl = await this.client.leaseClient.leaseTimeToLive({ ID: leaseId });
+    const left = Number(ttl.TTL);
+    if (left < 0) return {};
+    return { renewedAt: this.now() - (Number(ttl.grantedTTL) - left) * 1000 };
   }
 
   async probe(): Promise<void> {
@@ -253,5 +303,20 @@ export class EtcdLockService implements LockService {
     await Promise.all([...this.held].map((h) => this.release(h)));
     this.closed = true;
     this.client.close();
+  }
+}
+
+/** A lock key's value: who took it, when, under which epoch (an unparsable value names the owner). */
+function parseHolder(raw: string): { owner: string; since: number; epoch?: number; note?: string } {
+  try {
+    const v = JSON.parse(raw) as { owner?: unknown; since?: unknown; epoch?: unknown; note?: unknown };
+    return {
+      owner: typeof v.owner === 'string' ? v.owner : '',
+      since: typeof v.since === 'number' ? v.since : 0,
+      ...(typeof v.epoch === 'number' ? { epoch: v.epoch } : {}),
+      ...(typeof v.note === 'string' ? { note: v.note } : {}),
+    };
+  } catch {
+    return { owner: raw, since: 0 };
   }
 }

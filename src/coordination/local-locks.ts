@@ -6,14 +6,18 @@ import {
   type AcquireOptions,
   type HeldLock,
   type Lease,
+  type ListOptions,
   type LockService,
   LockUnavailableError,
+  supersedes,
 } from './locks.js';
 
 interface Holding {
   owner: string;
   fence: number;
   since: number;
+  epoch: number | undefined;
+  note: string | undefined;
   token: symbol;
 }
 
@@ -26,14 +30,22 @@ export class LocalLockService implements LockService {
 
   constructor(private readonly now: () => number = Date.now) {}
 
-  async tryAcquire(name: string, owner: string, _options?: AcquireOptions): Promise<Lease | null> {
+  async tryAcquire(name: string, owner: string, options?: AcquireOptions): Promise<Lease | null> {
     if (this.closed)
       throw new LockUnavailableError('local', `locks: the local lock service is closed (acquiring ${name})`);
     if (name === '' || owner === '') throw new Error('locks: a lock has a name and an owner');
-    if (this.held.has(name)) return null;
+    const current = this.held.get(name);
+    if (current !== undefined && !supersedes(current, owner, options?.epoch)) return null;
     const fence = (this.lastFence.get(name) ?? 0) + 1;
     this.lastFence.set(name, fence);
-    const holding: Holding = { owner, fence, since: this.now(), token: Symbol(name) };
+    const holding: Holding = {
+      owner,
+      fence,
+      since: this.now(),
+      epoch: options?.epoch,
+      note: options?.note,
+      token: Symbol(name),
+    };
     this.held.set(name, holding);
     const isValid = () => this.held.get(name)?.token === holding.token;
     return {
@@ -47,11 +59,20 @@ export class LocalLockService implements LockService {
     };
   }
 
-  async list(prefix: string): Promise<HeldLock[]> {
+  async list(prefix: string, options?: ListOptions): Promise<HeldLock[]> {
     return [...this.held.entries()]
       .filter(([name]) => name.startsWith(prefix))
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([name, h]) => ({ name, owner: h.owner, fence: h.fence, since: h.since }));
+      .map(([name, h]) => ({
+        name,
+        owner: h.owner,
+        fence: h.fence,
+        since: h.since,
+        ...(h.epoch !== undefined ? { epoch: h.epoch } : {}),
+        ...(h.note !== undefined ? { note: h.note } : {}),
+        // In one process a holder is alive as long as the lock is held.
+        ...(options?.renewals ? { renewedAt: this.now() } : {}),
+      }));
   }
 
   async probe(): Promise<void> {

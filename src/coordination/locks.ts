@@ -42,9 +42,37 @@ export interface AcquireOptions {
    * lease TTL. Default 15 s.
    */
   ttlMs?: number;
+  /**
+   * The aggregate fence the owner acts under (an execution's host locks). A lock held by the
+   * very same owner string under a smaller epoch is taken over at once: its holder was the same
+   * execution run by an earlier owner of the aggregate, which a newer fence has already fenced
+   * out, so waiting for its lease to lapse would only make the new owner skip work it resumes.
+   * The earlier holder's lease turns invalid. Without an epoch (or with an equal or smaller one)
+   * the lock stays exclusive.
+   */
+  epoch?: number;
+  /** A line kept with the lock and shown by `list` (a replica's registration: its API address). */
+  note?: string;
+}
+
+export interface ListOptions {
+  /**
+   * Also say when each holder last proved alive (renewedAt): one more call per lock on etcd, so
+   * only for short lists (the replica registry).
+   */
+  renewals?: boolean;
 }
 
 export const DEFAULT_LOCK_TTL_MS = 15_000;
+
+/** The same owner, an older epoch: the holder is fenced out (AcquireOptions.epoch). */
+export function supersedes(
+  held: { owner: string; epoch?: number | undefined },
+  owner: string,
+  epoch: number | undefined,
+): boolean {
+  return epoch !== undefined && held.owner === owner && held.epoch !== undefined && held.epoch < epoch;
+}
 
 /** A held lock. Release it in a `finally`; `withLock` does that for you. */
 export interface Lease {
@@ -69,6 +97,12 @@ export interface HeldLock {
   fence: number;
   /** Epoch ms at which it was taken. */
   since: number;
+  /** The aggregate fence it was taken under (AcquireOptions.epoch), when one was given. */
+  epoch?: number;
+  /** AcquireOptions.note, when one was given. */
+  note?: string;
+  /** Epoch ms of the holder's last renewal (ListOptions.renewals). */
+  renewedAt?: number;
 }
 
 export interface LockService {
@@ -80,7 +114,7 @@ export interface LockService {
    */
   tryAcquire(name: string, owner: string, options?: AcquireOptions): Promise<Lease | null>;
   /** Locks held now whose names start with `prefix` ("" for all), sorted by name. */
-  list(prefix: string): Promise<HeldLock[]>;
+  list(prefix: string, options?: ListOptions): Promise<HeldLock[]>;
   /**
    * Takes and releases a lock of its own: proves the backend works end to end. Throws
    * LockUnavailableError with the reason when it does not. A worker refuses to start on failure.

@@ -9,7 +9,7 @@
 
 import { type Logger, silentLogger } from '../cloud/log.js';
 import type { OwnerFence } from '../store/ownership.js';
-import { aggregateLockName, type Lease, type LockService } from './locks.js';
+import { aggregateLockName, type Lease, LOCK_NAMES, type LockService } from './locks.js';
 import { aggregatesOf } from './rendezvous.js';
 
 export const REPLICA_LOCK_PREFIX = 'replica/';
@@ -38,6 +38,46 @@ export interface OwnershipOptions {
   intervalMs: number;
   hooks: OwnershipHooks;
   logger?: Logger;
+  now?: () => number;
+  /** Where this replica's API answers (shown by GET /v1/replicas), when it serves one. */
+  address?: string;
+}
+
+/** A live replica as the lock backend shows it (GET /v1/replicas, `aicerine status`). */
+export interface ReplicaStatus {
+  id: string;
+  /** Its API address, as it registered it; null when it serves none. */
+  address: string | null;
+  /** When it registered (ISO time). */
+  since: string;
+  /** When it last renewed its registration: its heartbeat (ISO time); null when unknown. */
+  lastHeartbeat: string | null;
+  /** The aggregates it holds, with the fence of each. */
+  aggregates: { aggregate: string; fence: number }[];
+  /** The replica answering the request. */
+  self: boolean;
+}
+
+/** Who owns which aggregate, read from the lock backend by any replica. */
+export interface ReplicaDirectory {
+  replicaId: string;
+  replicas(): Promise<ReplicaStatus[]>;
+  /** The owner and fence of each aggregate held now. */
+  owners(): Promise<Map<string, { replica: string; fence: number }>>;
+}
+
+/**
+ * After this replica lost its leases or its registration (the lock backend was unreachable, or
+ * restarted): what it held and which replicas were live then. Until every one of them has
+ * registered again, or `settleMs` has passed since this replica is back, it takes back only what
+ * it held: the first replica back would otherwise win every aggregate and hand half of them
+ * back a moment later, each change of hands a pause of the aggregate's work.
+ */
+interface Recovery {
+  held: Set<string>;
+  peers: Set<string>;
+  /** Set when this replica is registered again; null while it is not. */
+  settlesAt: number | null;
 }
 
 /** A write or a call for an aggregate this replica does not own now. */
@@ -58,18 +98,23 @@ interface Held {
   ready: boolean;
 }
 
-export class AggregateOwnership {
+export class AggregateOwnership implements ReplicaDirectory {
   private readonly held = new Map<string, Held>();
   private registration: Lease | null = null;
+  /** No pass has registered yet (start-up is not a recovery). */
+  private firstPass = true;
   private timer: NodeJS.Timeout | null = null;
   private pass: Promise<void> | null = null;
   private stopped = false;
   private readonly log: Logger;
   /** The live replicas as the last pass read them. */
   private live: string[] = [];
+  private recovery: Recovery | null = null;
+  private readonly now: () => number;
 
   constructor(private readonly opts: OwnershipOptions) {
     this.log = opts.logger ?? silentLogger;
+    this.now = opts.now ?? Date.now;
   }
 
   get replicaId(): string {
@@ -103,9 +148,41 @@ export class AggregateOwnership {
     return [...this.held.keys()].filter((a) => this.holds(a)).sort();
   }
 
-  /** Live replicas as last read. */
-  replicas(): string[] {
+  /** Live replicas as the last pass read them. */
+  liveReplicas(): string[] {
     return [...this.live];
+  }
+
+  async owners(): Promise<Map<string, { replica: string; fence: number }>> {
+    const held = await this.opts.locks.list(LOCK_NAMES.aggregatePrefix);
+    return new Map(
+      held.map((l) => [
+        l.name.slice(LOCK_NAMES.aggregatePrefix.length),
+        { replica: l.owner, fence: l.fence },
+      ]),
+    );
+  }
+
+  async replicas(): Promise<ReplicaStatus[]> {
+    const [registered, owners] = await Promise.all([
+      this.opts.locks.list(REPLICA_LOCK_PREFIX, { renewals: true }),
+      this.owners(),
+    ]);
+    const iso = (ms: number) => new Date(ms).toISOString();
+    return registered.map((r) => {
+      const id = r.name.slice(REPLICA_LOCK_PREFIX.length);
+      return {
+        id,
+        address: r.note ?? null,
+        since: iso(r.since),
+        lastHeartbeat: r.renewedAt !== undefined ? iso(r.renewedAt) : null,
+        aggregates: [...owners]
+          .filter(([, o]) => o.replica === id)
+          .map(([aggregate, o]) => ({ aggregate, fence: o.fence }))
+          .sort((a, b) => (a.aggregate < b.aggregate ? -1 : 1)),
+        self: id === this.opts.replicaId,
+      };
+    });
   }
 
   /** Registers the replica (refused when a live replica has the same id) and starts rebalancing. */
@@ -138,7 +215,7 @@ export class AggregateOwnership {
     const lease = await this.opts.locks.tryAcquire(
       `${REPLICA_LOCK_PREFIX}${this.opts.replicaId}`,
       this.opts.replicaId,
-      { ttlMs: this.opts.ttlMs },
+      { ttlMs: this.opts.ttlMs, ...(this.opts.address !== undefined ? { note: this.opts.address } : {}) },
     );
     if (lease === null) {
       if (first)
@@ -166,24 +243,29 @@ export class AggregateOwnership {
   }
 
   private async rebalanceOnce(): Promise<void> {
+    const lostNow: string[] = [];
     for (const [aggregate, h] of this.held) {
       if (h.releasing || h.lease.isValid()) continue;
       this.held.delete(aggregate);
+      lostNow.push(aggregate);
       this.log.warn(`coordination: lease of aggregate ${aggregate} lost; stopped acting on it`);
       this.opts.hooks.lost(aggregate);
     }
     if (this.stopped) return;
-    if (this.registration === null || !this.registration.isValid()) {
+    const registered = this.registration?.isValid() === true;
+    if (lostNow.length > 0 || (!registered && !this.firstPass)) this.startRecovery(lostNow);
+    if (!registered) {
       this.registration = null;
       await this.register(false);
       if (this.registration === null) return;
     }
+    this.firstPass = false;
     this.live = (await this.opts.locks.list(REPLICA_LOCK_PREFIX))
       .map((l) => l.name.slice(REPLICA_LOCK_PREFIX.length))
       .sort();
-    const wanted = new Set(
-      aggregatesOf(this.opts.replicaId, [...new Set(this.opts.aggregates())], this.live),
-    );
+    let wanted = new Set(aggregatesOf(this.opts.replicaId, [...new Set(this.opts.aggregates())], this.live));
+    const recovery = this.settle();
+    if (recovery !== null) wanted = new Set([...wanted].filter((a) => recovery.held.has(a)));
     const leaving = [...this.held.keys()].filter((a) => !wanted.has(a));
     await Promise.all(leaving.map((a) => this.handOver(a)));
     for (const aggregate of wanted) {
@@ -206,6 +288,38 @@ export class AggregateOwnership {
         await this.handOver(aggregate);
       }
     }
+  }
+
+  /** Remembers what was held and who was live, at the first sign of an outage. */
+  private startRecovery(lostNow: readonly string[]): void {
+    if (this.recovery === null) {
+      this.recovery = {
+        held: new Set([...this.held.keys(), ...lostNow]),
+        peers: new Set(this.live.filter((r) => r !== this.opts.replicaId)),
+        settlesAt: null,
+      };
+      return;
+    }
+    for (const a of [...this.held.keys(), ...lostNow]) this.recovery.held.add(a);
+    this.recovery.settlesAt = null;
+  }
+
+  /** The recovery in force after this pass's membership read, or null once it has settled. */
+  private settle(): Recovery | null {
+    const r = this.recovery;
+    if (r === null) return null;
+    r.settlesAt ??= this.now() + this.opts.ttlMs;
+    const missing = [...r.peers].filter((p) => !this.live.includes(p));
+    if (missing.length === 0 || this.now() >= r.settlesAt) {
+      this.recovery = null;
+      this.log.info(
+        missing.length === 0
+          ? 'coordination: every replica is back; ownership rebalances'
+          : `coordination: replicas ${missing.join(', ')} did not come back; ownership rebalances`,
+      );
+      return null;
+    }
+    return r;
   }
 
   private async handOver(aggregate: string): Promise<void> {

@@ -55,7 +55,10 @@ export class ExecutionRun {
     this.hostLocks =
       deps.hostLocks === undefined
         ? null
-        : new ExecutionHostLocks(deps.hostLocks, window.ownHosts ?? new Set(), `executor:${execution.id}`);
+        : new ExecutionHostLocks(deps.hostLocks, window.ownHosts ?? new Set(), `executor:${execution.id}`, {
+            ...(deps.hostLockTtlMs !== undefined ? { ttlMs: deps.hostLockTtlMs } : {}),
+            ...(window.fence !== undefined ? { epoch: window.fence } : {}),
+          });
   }
 
   get aggregate(): string {

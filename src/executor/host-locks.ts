@@ -7,7 +7,18 @@
 // from one source, one arriving where another leaves), and a lock held for a sibling must not
 // refuse them. Each host is taken once, counted per move using it, and given back when the last
 // of them ends.
-import { hostLockName, type Lease, type LockService, LockUnavailableError } from '../coordination/locks.js';
+//
+// Replicas: the locks carry the aggregate fence the run acts under (the epoch). A run resuming
+// the execution after a takeover asks under a newer fence and takes over the entries the dead or
+// cut-off previous owner still holds, instead of being refused by its own execution's locks until
+// their leases lapse.
+import {
+  type AcquireOptions,
+  hostLockName,
+  type Lease,
+  type LockService,
+  LockUnavailableError,
+} from '../coordination/locks.js';
 
 export type MoveHostLocks =
   | { ok: true; hosts: string[] }
@@ -23,6 +34,8 @@ export class ExecutionHostLocks {
     private readonly own: ReadonlySet<string>,
     /** The owner the locks are taken as: `executor:<execution id>`. */
     private readonly owner: string,
+    /** TTL (the coordination lease TTL) and epoch (the aggregate fence of the run). */
+    private readonly options: AcquireOptions = {},
   ) {}
 
   /** Takes (or shares) the move's hosts; all or none. */
@@ -38,7 +51,7 @@ export class ExecutionHostLocks {
           continue;
         }
         // Not held, or held once and lost (the backend let it lapse): taken again for every user.
-        const lease = await this.locks.tryAcquire(hostLockName(host), this.owner);
+        const lease = await this.locks.tryAcquire(hostLockName(host), this.owner, this.options);
         if (lease === null) {
           await this.release(taken);
           const holder = (await this.locks.list(hostLockName(host))).find(

@@ -46,6 +46,8 @@ export interface ExecutorDeps {
   logger?: Logger;
   /** The cluster-wide host locks (docs/tasks.md): a move holds its source and destination. */
   hostLocks?: LockService;
+  /** How long a dead holder's host locks outlive it (replicas: the coordination lease TTL). */
+  hostLockTtlMs?: number;
 }
 
 export interface RunWindow {
@@ -66,6 +68,11 @@ export interface RunWindow {
    * execution running in the journal for the next owner to reconcile and resume. Absent: always owned.
    */
   owned?: () => boolean;
+  /**
+   * Replicas: the aggregate fence this run acts under. Its host locks carry it, so a run resuming
+   * the execution under a newer fence takes them over from the previous owner.
+   */
+  fence?: number;
 }
 
 export interface RunCounters {

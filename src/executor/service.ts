@@ -14,6 +14,12 @@ export interface ExecutorServiceOptions {
   isPaused: (aggregate: string) => boolean;
   /** Replicas: whether this process owns the aggregate now (absent: always). */
   isOwned?: (aggregate: string) => boolean;
+  /**
+   * Replicas: the aggregate's fence while this process owns it, else null. A run keeps the fence
+   * it started under: it stops once the aggregate is held under another one, and its host locks
+   * carry it (a newer owner resuming the execution takes them over).
+   */
+  fenceOf?: (aggregate: string) => number | null;
   /** After a restart: when the window of a resumed execution ends (null: no end). */
   deadlineOnResume?: (execution: ExecutionRecord) => Date | null;
   onEnded?: (summary: ExecutionSummary, aggregate: string) => void;
@@ -208,12 +214,18 @@ export class ExecutorService implements ExecutorPort {
   }
 
   private window(executionId: string, aggregate: string, deadline: Date | null): RunWindow {
-    const isOwned = this.opts.isOwned;
+    const { isOwned, fenceOf } = this.opts;
+    const fence = fenceOf?.(aggregate) ?? null;
+    const owned =
+      isOwned === undefined
+        ? undefined
+        : () => isOwned(aggregate) && (fence === null || fenceOf?.(aggregate) === fence);
     return {
       deadline: deadline === null ? null : deadline.getTime(),
       shouldStop: () => this.opts.isPaused(aggregate),
       abortRequested: () => this.aborts.get(executionId) ?? null,
-      ...(isOwned !== undefined ? { owned: () => isOwned(aggregate) } : {}),
+      ...(owned !== undefined ? { owned } : {}),
+      ...(fence !== null ? { fence } : {}),
     };
   }
 

@@ -12,7 +12,17 @@ export interface ConcurrencyLimits {
   perAggregate: number;
   /** Live migrations in flight in the whole cloud (all executions that share one slot pool). */
   global: number;
+  /**
+   * An aggregate's own limits, where its configuration sets them: its executions and hosts are
+   * held to these, not to the defaults above, while several aggregates share the one pool.
+   */
+  byAggregate?: Record<string, AggregateLimits>;
 }
+
+export type AggregateLimits = Pick<
+  ConcurrencyLimits,
+  'perSourceHost' | 'perDestinationHost' | 'perAggregate'
+>;
 
 export interface RetrySettings {
   /** Tries per move, the first included; after the last failure the server is quarantined. */
@@ -118,6 +128,19 @@ export function resolveExecutorSettings(input: ExecutorSettingsInput = {}): Exec
       perDestinationHost: positiveInt('limits.perDestinationHost', l.perDestinationHost),
       perAggregate: positiveInt('limits.perAggregate', l.perAggregate),
       global: positiveInt('limits.global', l.global),
+      byAggregate: Object.fromEntries(
+        Object.entries(l.byAggregate ?? {}).map(([a, x]) => [
+          a,
+          {
+            perSourceHost: positiveInt(`limits.byAggregate.${a}.perSourceHost`, x.perSourceHost),
+            perDestinationHost: positiveInt(
+              `limits.byAggregate.${a}.perDestinationHost`,
+              x.perDestinationHost,
+            ),
+            perAggregate: positiveInt(`limits.byAggregate.${a}.perAggregate`, x.perAggregate),
+          },
+        ]),
+      ),
     },
     retry: {
       attempts: positiveInt('retry.attempts', r.attempts),

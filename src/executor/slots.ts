@@ -1,9 +1,9 @@
 // Counts live migrations in flight per source host, per destination host, per aggregate and in
 // total, and hands out a slot only when every limit has room. One pool is shared by every
-// execution of a process, so the global limit and a host's limit hold across aggregates.
-
+// execution of a process, so the global limit and a host's limit hold across aggregates; each
+// aggregate's own limits (its configuration's concurrency) hold for its moves within the pool.
 import { own } from '../util/maps.js';
-import type { ConcurrencyLimits } from './settings.js';
+import type { AggregateLimits, ConcurrencyLimits } from './settings.js';
 
 export interface SlotRequest {
   source: string;
@@ -15,12 +15,6 @@ export interface SlotLease extends SlotRequest {
   readonly id: number;
 }
 
-/** An aggregate's own limits (its configuration's `concurrency`), for its executions' moves. */
-export type AggregateLimits = Pick<
-  ConcurrencyLimits,
-  'perSourceHost' | 'perDestinationHost' | 'perAggregate'
->;
-
 export class MigrationSlots {
   private readonly bySource = new Map<string, number>();
   private readonly byDest = new Map<string, number>();
@@ -29,32 +23,32 @@ export class MigrationSlots {
   private nextId = 1;
   private readonly held = new Set<number>();
 
-  constructor(
-    readonly limits: ConcurrencyLimits,
-    /** Per aggregate name: its own limits instead of the pool's for moves of its executions. */
-    private readonly aggregateLimits: Readonly<Record<string, AggregateLimits>> = {},
-  ) {}
+  constructor(readonly limits: ConcurrencyLimits) {}
+
+  /** The aggregate's own limits, or the defaults when its configuration sets none. */
+  private of(aggregate: string | undefined): AggregateLimits {
+    return (
+      (aggregate !== undefined && this.limits.byAggregate
+        ? own(this.limits.byAggregate, aggregate)
+        : undefined) ?? this.limits
+    );
+  }
 
   sourceLimit(host: string, aggregate?: string): number {
-    const mine = aggregate === undefined ? undefined : own(this.aggregateLimits, aggregate);
-    return own(this.limits.perSourceHostOverrides, host) ?? mine?.perSourceHost ?? this.limits.perSourceHost;
+    return own(this.limits.perSourceHostOverrides, host) ?? this.of(aggregate).perSourceHost;
   }
 
   /** Which limit is full, or null when a slot is free. */
   blockedBy(r: SlotRequest): string | null {
-    const mine = own(this.aggregateLimits, r.aggregate);
-    const perAggregate = mine?.perAggregate ?? this.limits.perAggregate;
-    const perDestination = mine?.perDestinationHost ?? this.limits.perDestinationHost;
-    const perSource = this.sourceLimit(r.source, r.aggregate);
+    const mine = this.of(r.aggregate);
     if (this.total >= this.limits.global) return `global limit ${this.limits.global}`;
-    if ((this.byAggregate.get(r.aggregate) ?? 0) >= perAggregate) {
-      return `aggregate ${r.aggregate} limit ${perAggregate}`;
+    if ((this.byAggregate.get(r.aggregate) ?? 0) >= mine.perAggregate) {
+      return `aggregate ${r.aggregate} limit ${mine.perAggregate}`;
     }
-    if ((this.bySource.get(r.source) ?? 0) >= perSource) {
-      return `source ${r.source} limit ${perSource}`;
-    }
-    if ((this.byDest.get(r.dest) ?? 0) >= perDestination) {
-      return `destination ${r.dest} limit ${perDestination}`;
+    const source = this.sourceLimit(r.source, r.aggregate);
+    if ((this.bySource.get(r.source) ?? 0) >= source) return `source ${r.source} limit ${source}`;
+    if ((this.byDest.get(r.dest) ?? 0) >= mine.perDestinationHost) {
+      return `destination ${r.dest} limit ${mine.perDestinationHost}`;
     }
     return null;
   }

@@ -74,6 +74,7 @@ export async function startServiceApi(o: ServiceApiOptions): Promise<ServiceApi>
     metrics,
     tasks: o.service.tasks.service,
     maintenance: o.service.tasks.maintenance,
+    ...(o.service.ownership !== null ? { replicas: o.service.ownership } : {}),
     ...(o.now ? { now: o.now } : {}),
     listenHost: o.host ?? o.config.api.host,
   });

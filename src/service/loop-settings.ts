@@ -5,7 +5,6 @@ import { aggregateConfig } from '../config/aggregate.js';
 import type { AggregateConfig, ServiceConfig } from '../config/types.js';
 import type { TimeoutSettings } from '../costs/estimator.js';
 import type { ExecutorSettingsInput } from '../executor/settings.js';
-import type { AggregateLimits } from '../executor/slots.js';
 import { DEFAULT_HEALTH_THRESHOLDS } from '../loop/health.js';
 import type { AggregateLoopSettings, LoopSettings } from '../loop/settings.js';
 import type { CostModelPolicy } from '../policy/types.js';
@@ -93,21 +92,10 @@ export function executorSettingsFor(config: ServiceConfig, aggregate: string): E
   };
 }
 
-/** Each configured aggregate's own concurrency limits, which its moves take slots under. */
-export function aggregateSlotLimits(config: ServiceConfig): Record<string, AggregateLimits> {
-  const out: Record<string, AggregateLimits> = {};
-  for (const name of Object.keys(config.aggregates)) {
-    const c = aggregateConfig(config, name).concurrency;
-    out[name] = {
-      perSourceHost: c.perSourceHost,
-      perDestinationHost: c.perDestinationHost,
-      perAggregate: c.perAggregate,
-    };
-  }
-  return out;
-}
-
-/** The executor runs every aggregate from one slot pool: the defaults' limits, every host override. */
+/**
+ * The executor runs every aggregate from one slot pool: the defaults' limits, every host
+ * override, and each configured aggregate's own limits for its moves.
+ */
 export function executorSettings(config: ServiceConfig): ExecutorSettingsInput {
   const d = config.defaults;
   const overrides: Record<string, number> = {};
@@ -120,6 +108,16 @@ export function executorSettings(config: ServiceConfig): ExecutorSettingsInput {
       perDestinationHost: d.concurrency.perDestinationHost,
       perAggregate: d.concurrency.perAggregate,
       global: config.concurrency.global,
+      byAggregate: Object.fromEntries(
+        Object.values(config.aggregates).map((a) => [
+          a.name,
+          {
+            perSourceHost: a.concurrency.perSourceHost,
+            perDestinationHost: a.concurrency.perDestinationHost,
+            perAggregate: a.concurrency.perAggregate,
+          },
+        ]),
+      ),
     },
     retry: {
       attempts: d.retry.attempts,

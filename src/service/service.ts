@@ -3,6 +3,7 @@
 // a timer (sooner when Nova's notifications say something changed). Everything that decides is
 // elsewhere and pure; this file only wires and schedules.
 
+import { hostname } from 'node:os';
 import {
   type AbortResult,
   type PauseState,
@@ -18,18 +19,15 @@ import { aggregateConfig } from '../config/aggregate.js';
 import type { ServiceConfig } from '../config/types.js';
 import { LocalLockService } from '../coordination/local-locks.js';
 import type { LockService } from '../coordination/locks.js';
-import { AggregateOwnership } from '../coordination/ownership.js';
+import type { AggregateOwnership } from '../coordination/ownership.js';
 import { type CostEstimators, learnCosts } from '../costs/estimator.js';
 import { historyContextFromSnapshot, samplesFromHistory } from '../costs/history.js';
 import type { CostSample as LearnerSample } from '../costs/sample.js';
-import { Executor } from '../executor/index.js';
 import type { PlannedMove } from '../executor/journal.js';
 import { type ExecutorWrites, OpenStackExecutorCloud } from '../executor/openstack-cloud.js';
 import { ActuatorError, type Clock } from '../executor/ports.js';
-import { ExecutorService } from '../executor/service.js';
+import type { ExecutorService } from '../executor/service.js';
 import { resolveExecutorSettings } from '../executor/settings.js';
-import { MigrationSlots } from '../executor/slots.js';
-import { storeSinks } from '../executor/store-sinks.js';
 import { ControlLoop, type CycleReport } from '../loop/cycle.js';
 import type { CloudRead, CloudReader } from '../loop/ports.js';
 import { shadowReport } from '../loop/shadow.js';
@@ -43,24 +41,17 @@ import { type RatioWritePort, RatioWriter } from '../prevention/writer.js';
 import type { Store } from '../store/store.js';
 import { own as ownValue } from '../util/maps.js';
 import { RecorderCloudReader } from './cloud-reader.js';
+import { type ServiceCoordination, wireExecutor } from './executor-wiring.js';
 import {
-  aggregateSlotLimits,
   executorSettings,
   executorSettingsFor,
   loopSettings,
   ratioSettings,
   timeoutSettings,
 } from './loop-settings.js';
-import { replicaOwnershipHooks } from './replica.js';
 import { createServiceTasks, type ServiceTasks, type ServiceTasksDeps, taskHeldHosts } from './tasks.js';
 
-/** Replicas: how this process shares the aggregates with the others (docs/replicas.md). */
-export interface ServiceCoordination {
-  locks: LockService;
-  replicaId: string;
-  leaseTtlMs: number;
-  rebalanceIntervalMs: number;
-}
+export type { ServiceCoordination } from './executor-wiring.js';
 
 export interface ServiceDeps {
   config: ServiceConfig;
@@ -104,6 +95,12 @@ const noActuator: ExecutorWrites & RatioWritePort = {
   abortMigration: refused,
   putInventory: refused,
 };
+
+/** The API address other replicas and operators can reach: a wildcard bind is named by the host. */
+function apiAddress(host: string, port: number): string {
+  const named = host === '0.0.0.0' || host === '::' || host === '' ? hostname() : host;
+  return `http://${named.includes(':') ? `[${named}]` : named}:${port}`;
+}
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -154,9 +151,8 @@ export class AicerineService {
     const settings = resolveExecutorSettings(executorSettings(config));
     // Replicas share the etcd locks for tasks and host locks too: one lock space per cloud.
     this.locks = deps.locks ?? deps.coordination?.locks ?? new LocalLockService();
-    // Each aggregate's own concurrency, retry and onPause apply to its executions; the pool's
-    // global limit and per-host overrides hold across them.
-    const slots = new MigrationSlots(settings.limits, aggregateSlotLimits(config));
+    // Each aggregate's own retry and onPause apply to its executions (its concurrency is the
+    // slot pool's limits.byAggregate); the pool's global limit and per-host overrides hold across.
     const perAggregate = new Map<string, ReturnType<typeof resolveExecutorSettings>>();
     const settingsFor = (aggregate: string) => {
       let s = perAggregate.get(aggregate);
@@ -168,30 +164,16 @@ export class AicerineService {
     };
     this.knownAggregates = Object.keys(config.aggregates);
     const coordination = deps.coordination;
-    let ownership: AggregateOwnership | null = null;
-    const executor = new Executor({
-      // Replicas: every journal write carries the aggregate's fence, refused once it is stale.
-      journal:
-        coordination === undefined
-          ? store
-          : store.fencedJournal((a) => {
-              if (ownership === null) throw new Error(`aggregate ${a}: ownership not started`);
-              return ownership.fenceOf(a);
-            }),
+    const wired = wireExecutor({
+      store,
       cloud: new OpenStackExecutorCloud(deps.reader, writes),
       clock,
       settings,
       settingsFor,
-      slots,
+      locks: this.locks,
       timeoutFor: (m) => this.timeoutFor(m),
-      ...storeSinks(store),
       logger,
-      hostLocks: this.locks,
-    });
-    this.executor = new ExecutorService(executor, {
       isPaused: (aggregate) => this.isPaused(aggregate),
-      ...(coordination !== undefined ? { isOwned: (a: string) => ownership?.holds(a) ?? false } : {}),
-      logger,
       onEnded: (summary, aggregate) => {
         logger.info(`service: execution of ${aggregate} ended`, {
           state: summary.state,
@@ -199,26 +181,19 @@ export class AicerineService {
         });
         this.wake();
       },
-    });
-    ownership =
-      coordination === undefined
-        ? null
-        : new AggregateOwnership({
-            locks: coordination.locks,
-            replicaId: coordination.replicaId,
-            aggregates: () => this.knownAggregates,
-            ttlMs: coordination.leaseTtlMs,
-            intervalMs: coordination.rebalanceIntervalMs,
-            hooks: replicaOwnershipHooks({
-              store,
-              executor: this.executor,
-              replicaId: coordination.replicaId,
-              now: () => clock.now(),
-              logger,
+      ...(coordination !== undefined
+        ? {
+            coordination: {
+              ...coordination,
+              aggregates: () => this.knownAggregates,
               onAcquired: () => this.wake(),
-            }),
-            logger,
-          });
+              ...(config.api.enabled ? { address: apiAddress(config.api.host, config.api.port) } : {}),
+            },
+          }
+        : {}),
+    });
+    this.executor = wired.executor;
+    const { slots, ownership } = wired;
     this.ownership = ownership;
     const adapter = new StoreLoopAdapter(
       store,
@@ -242,6 +217,11 @@ export class AicerineService {
       executor: this.executor,
       slots,
       ...deps.tasks,
+      // A crashed replica's task host locks lapse with its leases, not after a fixed 15 s.
+      worker: {
+        ...(coordination !== undefined ? { hostLockTtlMs: coordination.leaseTtlMs } : {}),
+        ...deps.tasks?.worker,
+      },
     });
     this.writer = new RatioWriter({
       placement: deps.reader.placement,

@@ -50,6 +50,11 @@ interface Refusal {
 
 const FINAL: ReadonlySet<MigrationStatus> = new Set(['completed', 'failed', 'cancelled', 'error']);
 
+/** Whether the record is final (Nova changes it no more). */
+export function isFinalMigration(m: Pick<SimMigration, 'status'>): boolean {
+  return FINAL.has(m.status);
+}
+
 export function isFinal(m: SimMigration): boolean {
   return FINAL.has(m.status);
 }

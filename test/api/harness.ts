@@ -13,6 +13,7 @@ import { type ApiAuth, buildApi } from '../../src/api/server.js';
 import type { SnapshotSource, TokenIssuer } from '../../src/api/sources.js';
 import { parseServiceConfig } from '../../src/config/load.js';
 import type { ServiceConfig } from '../../src/config/types.js';
+import type { ReplicaDirectory } from '../../src/coordination/ownership.js';
 import type { Host, Snapshot } from '../../src/model/snapshot.js';
 import type { SimServerHandle } from '../../src/sim/http/server.js';
 import { openStore, type Store } from '../../src/store/index.js';
@@ -79,6 +80,7 @@ export interface HarnessExtra {
   /** Default: the latest snapshot above; null: an API without the loop. */
   snapshots?: SnapshotSource | null;
   login?: TokenIssuer;
+  replicas?: ReplicaDirectory;
 }
 
 export async function startApi(auth: ApiAuth, extra: HarnessExtra = {}): Promise<Harness> {

@@ -49,6 +49,32 @@ describe.skipIf(etcd === null)('EtcdLockService', () => {
     await a.probe();
   });
 
+  it('lets the same owner under a newer epoch take over a live holder’s lock, which turns invalid', async () => {
+    const { s: dead, prefix } = service();
+    const { s: next } = service(etcd?.endpoint, prefix);
+    const old = await dead.tryAcquire('host/c1', 'executor:e1', { ttlMs: 2000, epoch: 10 });
+    expect(old).not.toBeNull();
+    expect(await next.tryAcquire('host/c1', 'executor:e2', { ttlMs: 2000, epoch: 99 })).toBeNull();
+    expect(await next.tryAcquire('host/c1', 'executor:e1', { ttlMs: 2000 })).toBeNull();
+    expect(await next.tryAcquire('host/c1', 'executor:e1', { ttlMs: 2000, epoch: 10 })).toBeNull();
+    // At once, not after the old holder's TTL: the old holder is still alive and renewing.
+    const resumed = await next.tryAcquire('host/c1', 'executor:e1', { ttlMs: 2000, epoch: 11 });
+    expect(resumed).not.toBeNull();
+    expect(resumed!.fence).toBeGreaterThan(old!.fence);
+    expect(await next.list('host/')).toEqual([
+      expect.objectContaining({ name: 'host/c1', owner: 'executor:e1', fence: resumed!.fence, epoch: 11 }),
+    ]);
+    // The old holder learns at its next renewal (every TTL/3) that it was fenced out.
+    const until = Date.now() + 10_000;
+    while (old!.isValid() && Date.now() < until) await sleep(100);
+    expect(old!.isValid()).toBe(false);
+    // Its release (and its lease's revocation) leaves the new holder's key alone.
+    await old!.release();
+    await sleep(2500);
+    expect(resumed!.isValid()).toBe(true);
+    expect((await next.list('host/')).map((l) => l.owner)).toEqual(['executor:e1']);
+  });
+
   it('keeps a held lock alive past its TTL, and frees a closed holder’s locks', async () => {
     const { s: a, prefix } = service();
     const { s: b } = service(etcd?.endpoint, prefix);

@@ -24,6 +24,30 @@ describe('LocalLockService', () => {
     expect(b?.isValid()).toBe(true);
   });
 
+  it('lets the same owner under a newer epoch take a lock over; nobody else, no older epoch', async () => {
+    const locks = new LocalLockService(() => 7);
+    const old = await locks.tryAcquire('host/c1', 'executor:e1', { epoch: 4 });
+    expect(old?.fence).toBe(1);
+    // Another owner, no epoch, the same or an older epoch: still exclusive.
+    expect(await locks.tryAcquire('host/c1', 'executor:e2', { epoch: 9 })).toBeNull();
+    expect(await locks.tryAcquire('host/c1', 'executor:e1')).toBeNull();
+    expect(await locks.tryAcquire('host/c1', 'executor:e1', { epoch: 4 })).toBeNull();
+    expect(await locks.tryAcquire('host/c1', 'executor:e1', { epoch: 3 })).toBeNull();
+    const resumed = await locks.tryAcquire('host/c1', 'executor:e1', { epoch: 5 });
+    expect(resumed?.fence).toBe(2);
+    expect(old?.isValid()).toBe(false);
+    expect(resumed?.isValid()).toBe(true);
+    expect(await locks.list('host/')).toEqual([
+      { name: 'host/c1', owner: 'executor:e1', fence: 2, since: 7, epoch: 5 },
+    ]);
+    // The fenced-out holder's release leaves the new one's lock alone.
+    await old?.release();
+    expect(resumed?.isValid()).toBe(true);
+    // A lock taken without an epoch is never taken over.
+    await locks.tryAcquire('host/c2', 'executor:e1');
+    expect(await locks.tryAcquire('host/c2', 'executor:e1', { epoch: 100 })).toBeNull();
+  });
+
   it('lists held locks under a prefix, sorted', async () => {
     const locks = new LocalLockService(() => 5);
     await locks.tryAcquire('host/b', 'x');

@@ -12,9 +12,9 @@ import { afterAll, describe, expect, inject, it } from 'vitest';
 import type { PlannedMove } from '../../src/executor/journal.js';
 import type { Snapshot } from '../../src/model/snapshot.js';
 import { openStore, type Store, type StoreOptions } from '../../src/store/index.js';
+import { type Proc, runTs } from '../executor/fixtures/processes.js';
 import { host, server, snapshot } from '../executor/sim-world.js';
 import { testBackends } from '../store/backends.js';
-import { type Proc, runTs } from './processes.js';
 import { cuttableProxy } from './tcp-proxy.js';
 
 const SIM = fileURLToPath(new URL('../executor/fixtures/sim-child.ts', import.meta.url));
@@ -27,7 +27,9 @@ const HOSTS_PER_AGGREGATE = 60;
 const SOURCES = 3;
 const MOVES_PER_SOURCE = 3;
 const SPEED = 5;
-const TTL_MS = 3000;
+// Renewed every TTL/3 and trusted until TTL − 1 s after the renewal was sent: on a loaded 2-core
+// machine a renewal can take a second, so a 3 s TTL lets leases lapse without any failure.
+const TTL_MS = 5000;
 /** Lease TTL + one rebalance pass + process scheduling on a loaded 2-core machine. */
 const TAKEOVER_BOUND_MS = TTL_MS + 3000;
 
@@ -90,6 +92,12 @@ interface Scenario {
   currentOwner(aggregate: string): string | null;
   /** The newest process of the replica. */
   procOf(id: string): Proc;
+  /**
+   * Once every replica is up and every aggregate owned: stores one running execution per
+   * aggregate (as the owner's loop would) and tells every live replica to start those of its
+   * aggregates. Before that nothing runs, so no replica finishes the work before the others join.
+   */
+  go(): Promise<void>;
   /** Stops the replicas and the simulator of the scenario. */
   stopAll(): Promise<void>;
 }
@@ -107,18 +115,6 @@ async function scenario(name: string): Promise<Scenario> {
     await store.close();
     await cleanup();
   });
-  // The plans as some replica's loop stored them: one running execution per aggregate.
-  for (const [aggregate, moves] of plans)
-    await store.createExecution(
-      {
-        id: `exec-${aggregate}`,
-        aggregate,
-        planId: null,
-        startedAt: new Date().toISOString(),
-        startedBy: 'test:replicas',
-      },
-      moves,
-    );
   const prefix = `/${name}-${randomBytes(3).toString('hex')}/`;
   const started: { id: string; proc: Proc }[] = [];
   const owners = () =>
@@ -156,6 +152,26 @@ async function scenario(name: string): Promise<Scenario> {
       return mine.sort((a, b) => a.fence - b.fence).at(-1)?.replica ?? null;
     },
     procOf: (id) => started.filter((r) => r.id === id).at(-1)!.proc,
+    async go() {
+      await waitFor(
+        'every aggregate owned',
+        () => AGGREGATES.every((a) => owners().some((o) => o.aggregate === a)),
+        60_000,
+      );
+      for (const [aggregate, moves] of plans)
+        await store.createExecution(
+          {
+            id: `exec-${aggregate}`,
+            aggregate,
+            planId: null,
+            startedAt: new Date().toISOString(),
+            startedBy: 'test:replicas',
+          },
+          moves,
+        );
+      for (const { proc } of started)
+        if (proc.child.exitCode === null && proc.child.signalCode === null) proc.child.kill('SIGUSR2');
+    },
     async stopAll() {
       const live = [...started.map((r) => r.proc), sim].filter(
         (p) => p.child.exitCode === null && p.child.signalCode === null,
@@ -228,9 +244,10 @@ describe.skipIf(etcd === null || !mariadb.available)('replicas on MariaDB + etcd
     const s = await scenario('kill9');
     const ids = ['r1', 'r2', 'r3'];
     const replicas = new Map(ids.map((id) => [id, s.replica(id)]));
-    for (const p of replicas.values()) await p.next(/^ready /, 60_000);
+    await Promise.all([...replicas.values()].map((p) => p.next(/^ready /, 180_000)));
     // Joining replicas took their share from the first one (hand-overs on join).
-    await waitFor('3 owners', () => new Set(AGGREGATES.map((a) => s.currentOwner(a))).size === 3, 20_000);
+    await waitFor('3 owners', () => new Set(AGGREGATES.map((a) => s.currentOwner(a))).size === 3, 60_000);
+    await s.go();
     // The victim: an owner with a migration in flight.
     let victim = '';
     await waitFor(
@@ -258,6 +275,9 @@ describe.skipIf(etcd === null || !mariadb.available)('replicas on MariaDB + etcd
           .at(-1)!.fence,
       ]),
     );
+    const doneBefore = (await Promise.all(theirs.map((a) => s.store.listMoves(`exec-${a}`))))
+      .flat()
+      .filter((m) => m.state === 'completed').length;
     const killedAt = Date.now();
     replicas.get(victim)!.child.kill('SIGKILL');
     await replicas.get(victim)!.exited;
@@ -270,13 +290,17 @@ describe.skipIf(etcd === null || !mariadb.available)('replicas on MariaDB + etcd
     for (const t of takeovers) expect(t).toBeLessThanOrEqual(TAKEOVER_BOUND_MS);
     // The dead replica comes back: it joins and takes its share again, by hand-over.
     const back = s.replica(victim);
-    await back.next(/^ready /, 60_000);
+    await back.next(/^ready /, 180_000);
     const { migrations, moves } = await expectEveryServerMigratedOnce(s);
     for (const a of theirs)
       expect((await s.store.ownership.get(a))!.fence).toBeGreaterThan(fenceBefore.get(a)!);
+    // Every move of the taken-over executions completed: none skipped for the dead owner's locks.
+    const after = (await Promise.all(theirs.map((a) => s.store.listMoves(`exec-${a}`)))).flat();
+    expect(after.filter((m) => m.state !== 'completed').map((m) => m.detail)).toEqual([]);
+    const completedAfterKill = after.length - doneBefore;
     console.log(
       `replicas kill -9: 3 replicas x ${AGGREGATES.length} aggregates, ${AGGREGATES.length * HOSTS_PER_AGGREGATE} hosts, ${moves} moves; ` +
-        `killed ${victim} owning ${theirs.join(', ')}; takeover ${takeovers.map((t) => `${t} ms`).join(', ')} (TTL ${TTL_MS} ms, median ${median(takeovers)} ms); ` +
+        `killed ${victim} owning ${theirs.join(', ')} (${completedAfterKill} of their ${after.length} moves completed after the kill, none skipped); takeover ${takeovers.map((t) => `${t} ms`).join(', ')} (TTL ${TTL_MS} ms, median ${median(takeovers)} ms); ` +
         `simulator: ${migrations} migrations, none twice`,
     );
     await s.stopAll();
@@ -285,7 +309,9 @@ describe.skipIf(etcd === null || !mariadb.available)('replicas on MariaDB + etcd
   it('a rolling restart of every replica during execution hands every aggregate over; no server migrated twice', async () => {
     const s = await scenario('rolling');
     const ids = ['r1', 'r2', 'r3'];
-    for (const id of ids) await s.replica(id).next(/^ready /, 60_000);
+    await Promise.all(ids.map((id) => s.replica(id).next(/^ready /, 180_000)));
+    await waitFor('3 owners', () => new Set(AGGREGATES.map((a) => s.currentOwner(a))).size === 3, 60_000);
+    await s.go();
     await waitFor(
       'a migration in flight',
       async () => {
@@ -307,7 +333,7 @@ describe.skipIf(etcd === null || !mariadb.available)('replicas on MariaDB + etcd
         const o = s.owners().filter((x) => x.aggregate === a && x.at >= stoppedFrom)[0];
         if (o) handOvers.push(o.at - stoppedFrom);
       }
-      await s.replica(id).next(/^ready /, 60_000);
+      await s.replica(id).next(/^ready /, 180_000);
     }
     const { migrations, moves } = await expectEveryServerMigratedOnce(s);
     console.log(
@@ -322,8 +348,9 @@ describe.skipIf(etcd === null || !mariadb.available)('replicas on MariaDB + etcd
     const proxy = await cuttableProxy(etcd?.endpoint ?? '');
     cleanups.push(() => proxy.close());
     const cut = s.replica('r1', proxy.endpoint);
-    await cut.next(/^ready /, 60_000);
-    for (const id of ['r2', 'r3']) await s.replica(id).next(/^ready /, 60_000);
+    await Promise.all([cut, s.replica('r2'), s.replica('r3')].map((p) => p.next(/^ready /, 180_000)));
+    await waitFor('3 owners', () => new Set(AGGREGATES.map((a) => s.currentOwner(a))).size === 3, 60_000);
+    await s.go();
     await waitFor(
       'r1 owning an aggregate with a migration in flight',
       async () => {

@@ -135,4 +135,32 @@ describe('settings and slots', () => {
     expect(slots.inFlight().total).toBe(3);
     expect(slots.blockedBy({ source: 'd', dest: 'w', aggregate: 'h' })).toBeNull();
   });
+
+  it('holds each aggregate to its own limits while several aggregates share the pool', () => {
+    const slots = new MigrationSlots(
+      resolveExecutorSettings({
+        limits: {
+          perSourceHost: 2,
+          perDestinationHost: 2,
+          perAggregate: 10,
+          global: 20,
+          byAggregate: { gold: { perSourceHost: 1, perDestinationHost: 1, perAggregate: 2 } },
+        },
+      }).limits,
+    );
+    // gold: one per source, one per destination, two in all; silver: the defaults.
+    expect(slots.tryAcquire({ source: 'g1', dest: 'g9', aggregate: 'gold' })).not.toBeNull();
+    expect(slots.blockedBy({ source: 'g1', dest: 'g8', aggregate: 'gold' })).toBe('source g1 limit 1');
+    expect(slots.blockedBy({ source: 'g2', dest: 'g9', aggregate: 'gold' })).toBe('destination g9 limit 1');
+    expect(slots.tryAcquire({ source: 's1', dest: 's9', aggregate: 'silver' })).not.toBeNull();
+    expect(slots.tryAcquire({ source: 's1', dest: 's9', aggregate: 'silver' })).not.toBeNull();
+    expect(slots.tryAcquire({ source: 'g2', dest: 'g8', aggregate: 'gold' })).not.toBeNull();
+    expect(slots.blockedBy({ source: 'g3', dest: 'g7', aggregate: 'gold' })).toBe('aggregate gold limit 2');
+    expect(slots.blockedBy({ source: 's2', dest: 's8', aggregate: 'silver' })).toBeNull();
+    expect(() =>
+      resolveExecutorSettings({
+        limits: { byAggregate: { gold: { perSourceHost: 0, perDestinationHost: 1, perAggregate: 1 } } },
+      }),
+    ).toThrow(/limits\.byAggregate\.gold\.perSourceHost/);
+  });
 });

@@ -44,6 +44,28 @@ describe("the executor's host locks", () => {
     expect(await locks.list('host/')).toEqual([]);
   });
 
+  it('a run resuming the execution under a newer fence takes over the previous owner’s locks', async () => {
+    const locks = new LocalLockService();
+    const dead = new ExecutionHostLocks(locks, new Set(), 'executor:e1', { epoch: 3, ttlMs: 4000 });
+    expect((await dead.acquire(['c1', 'c2'])).ok).toBe(true);
+    // Without a newer fence (a second run of the same owner), the execution is refused as before.
+    const same = new ExecutionHostLocks(locks, new Set(), 'executor:e1', { epoch: 3 });
+    expect(await same.acquire(['c1', 'c2'])).toEqual({
+      ok: false,
+      why: 'host c1 is held by executor:e1',
+      retry: false,
+    });
+    const resumed = new ExecutionHostLocks(locks, new Set(), 'executor:e1', { epoch: 4 });
+    expect(await resumed.acquire(['c1', 'c2'])).toEqual({ ok: true, hosts: ['c1', 'c2'] });
+    // Another execution under a newer fence is still kept off.
+    const other = new ExecutionHostLocks(locks, new Set(), 'executor:e2', { epoch: 9 });
+    expect((await other.acquire(['c2', 'c7'])).ok).toBe(false);
+    expect((await locks.list('host/')).map((l) => [l.name, l.epoch])).toEqual([
+      ['host/c1', 4],
+      ['host/c2', 4],
+    ]);
+  });
+
   it('refuses a move touching a host a task holds, and takes nothing', async () => {
     const locks = new LocalLockService();
     await locks.tryAcquire('host/c3', 'task:9');

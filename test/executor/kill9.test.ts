@@ -2,7 +2,7 @@
 // the executor's process is killed with SIGKILL at 10 random points and restarted each time on
 // the same SQLite journal. At the end every move is accounted for exactly once, no server was
 // migrated twice (the simulator's own migration records), and no record is lost.
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,9 +12,9 @@ import type { PlannedMove } from '../../src/executor/journal.js';
 import type { Snapshot } from '../../src/model/snapshot.js';
 import { createRng } from '../../src/util/rng.js';
 import { openDurableJournal } from './fixtures/journal-factory.js';
+import { runTs } from './fixtures/processes.js';
 import { host, server, snapshot } from './sim-world.js';
 
-const RUNNER = fileURLToPath(new URL('./fixtures/run-ts.mjs', import.meta.url));
 const SIM = fileURLToPath(new URL('./fixtures/sim-child.ts', import.meta.url));
 const EXECUTOR = fileURLToPath(new URL('./fixtures/executor-child.ts', import.meta.url));
 const KILLS = 10;
@@ -24,59 +24,6 @@ const MOVES = 120;
 // until its successor has reconciled.
 const SPEED = 5;
 const SOURCES = 6;
-
-interface Line {
-  child: ChildProcess;
-  lines: string[];
-  next(match: RegExp, timeoutMs: number): Promise<string>;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  stderr: () => string;
-}
-
-function run(args: string[]): Line {
-  const child = spawn(process.execPath, [RUNNER, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const lines: string[] = [];
-  let buffered = '';
-  let err = '';
-  const waiters: (() => void)[] = [];
-  child.stdout?.setEncoding('utf8');
-  child.stdout?.on('data', (chunk: string) => {
-    buffered += chunk;
-    const parts = buffered.split('\n');
-    buffered = parts.pop() ?? '';
-    lines.push(...parts);
-    for (const w of waiters.splice(0)) w();
-  });
-  child.stderr?.on('data', (c: Buffer) => {
-    err += c.toString();
-  });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.on('exit', (code, signal) => {
-      for (const w of waiters.splice(0)) w();
-      resolve({ code, signal });
-    }),
-  );
-  return {
-    child,
-    lines,
-    exited,
-    stderr: () => err,
-    async next(match, timeoutMs) {
-      const until = Date.now() + timeoutMs;
-      for (;;) {
-        const hit = lines.find((l) => match.test(l));
-        if (hit) return hit;
-        if (child.exitCode !== null || child.signalCode !== null || Date.now() > until) {
-          throw new Error(`no line matching ${match} (exit ${child.exitCode ?? child.signalCode}):\n${err}`);
-        }
-        await new Promise<void>((r) => {
-          waiters.push(r);
-          setTimeout(r, 200);
-        });
-      }
-    },
-  };
-}
 
 function plan(): { snap: Snapshot; moves: PlannedMove[] } {
   const sources = Array.from({ length: SOURCES }, (_, i) => `src-${String(i + 1).padStart(2, '0')}`);
@@ -122,7 +69,7 @@ describe('kill -9', () => {
     const db = join(dir, 'journal.db');
     writeFileSync(snapFile, JSON.stringify(snap));
     writeFileSync(movesFile, JSON.stringify(moves));
-    const sim = run([SIM, snapFile, String(SPEED)]);
+    const sim = runTs(SIM, [snapFile, String(SPEED)]);
     children.push(sim.child);
     const url = (await sim.next(/^url /, 60_000)).slice(4);
 
@@ -130,7 +77,7 @@ describe('kill -9', () => {
     const kills: { afterMs: number; mode: string; inFlight: string }[] = [];
     let finished = false;
     while (!finished) {
-      const exec = run([EXECUTOR, url, db, movesFile, 'kill9-exec']);
+      const exec = runTs(EXECUTOR, [url, db, movesFile, 'kill9-exec']);
       children.push(exec.child);
       const mode = (await exec.next(/^ready /, 60_000)).slice(6);
       if (kills.length < KILLS) {

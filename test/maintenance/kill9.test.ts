@@ -23,7 +23,7 @@ import { type SimServerHandle, startSimServer } from '../../src/sim/http/server.
 import { staticLoadModel } from '../../src/sim/load.js';
 import { SimCloud } from '../../src/sim/model.js';
 import { openStore, type Store } from '../../src/store/store.js';
-import { type Proc, runTs } from '../coordination/processes.js';
+import { type Proc, runTs } from '../executor/fixtures/processes.js';
 import { host, server, startWebhook, type Webhook, world } from './rig.js';
 
 const CHILD = fileURLToPath(new URL('./fixtures/service-child.ts', import.meta.url));

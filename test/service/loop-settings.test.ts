@@ -5,11 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { parseServiceConfig } from '../../src/config/load.js';
 import { resolveExecutorSettings } from '../../src/executor/settings.js';
 import { MigrationSlots } from '../../src/executor/slots.js';
-import {
-  aggregateSlotLimits,
-  executorSettings,
-  executorSettingsFor,
-} from '../../src/service/loop-settings.js';
+import { executorSettings, executorSettingsFor } from '../../src/service/loop-settings.js';
 
 async function config() {
   const { config } = await parseServiceConfig(
@@ -45,7 +41,7 @@ describe('per-aggregate executor settings', () => {
   it("an aggregate's moves take slots under its own concurrency; the global limit binds them all", async () => {
     const c = await config();
     const pool = resolveExecutorSettings(executorSettings(c)).limits;
-    const slots = new MigrationSlots(pool, aggregateSlotLimits(c));
+    const slots = new MigrationSlots(pool);
     // gold: 2 per source host (the default is 1), 1 per destination, 2 in the aggregate.
     expect(slots.tryAcquire({ source: 'g1', dest: 'g2', aggregate: 'gold' })).not.toBeNull();
     expect(slots.blockedBy({ source: 'g1', dest: 'g2', aggregate: 'gold' })).toBe('destination g2 limit 1');
@@ -57,5 +53,23 @@ describe('per-aggregate executor settings', () => {
     expect(slots.tryAcquire({ source: 's4', dest: 's5', aggregate: 'silver' })).not.toBeNull();
     expect(slots.tryAcquire({ source: 's6', dest: 's7', aggregate: 'silver' })).not.toBeNull();
     expect(slots.blockedBy({ source: 's8', dest: 's9', aggregate: 'silver' })).toBe('global limit 5');
+  });
+});
+
+describe('executorSettings', () => {
+  it("carries each configured aggregate's concurrency into the one slot pool", async () => {
+    const { config } = await parseServiceConfig(
+      {
+        openstack: { reader: { cloud: 'r' } },
+        store: { url: 'sqlite:aicerine.db' },
+        defaults: { concurrency: { perAggregate: 6 } },
+        aggregates: { gold: { concurrency: { perAggregate: 2, perDestinationHost: 1 } }, silver: {} },
+      },
+      { baseDir: '/tmp' },
+    );
+    const limits = resolveExecutorSettings(executorSettings(config)).limits;
+    expect(limits.perAggregate).toBe(6);
+    expect(limits.byAggregate?.gold).toMatchObject({ perAggregate: 2, perDestinationHost: 1 });
+    expect(limits.byAggregate?.silver).toMatchObject({ perAggregate: 6 });
   });
 });

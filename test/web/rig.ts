@@ -16,6 +16,7 @@ import { Actuator } from '../../src/cloud/actuator.js';
 import { silentLogger } from '../../src/cloud/log.js';
 import { openSession } from '../../src/cloud/session.js';
 import { parseServiceConfig } from '../../src/config/load.js';
+import { LocalLockService } from '../../src/coordination/local-locks.js';
 import type { LockService } from '../../src/coordination/locks.js';
 import type { Snapshot } from '../../src/model/snapshot.js';
 import { type ServiceApi, startServiceApi } from '../../src/service/api.js';
@@ -85,6 +86,8 @@ export async function startRig(opts: {
   auth: boolean;
   locks?: LockService;
   taskPollMs?: number;
+  /** Run as replica `replicaId` (aggregate ownership on the rig's locks), as `serve` with coordination does. */
+  replicaId?: string;
 }): Promise<Rig> {
   const cloud = new SimCloud(world(), { clock: new SimClock({ speed: SPEED }), load: staticLoadModel() });
   const sim = await startSimServer({ cloud, password: PASSWORD });
@@ -116,6 +119,16 @@ export async function startRig(opts: {
     actuator,
     tasksSession: session,
     ...(opts.locks ? { locks: opts.locks } : {}),
+    ...(opts.replicaId !== undefined
+      ? {
+          coordination: {
+            locks: opts.locks ?? new LocalLockService(),
+            replicaId: opts.replicaId,
+            leaseTtlMs: 5000,
+            rebalanceIntervalMs: 500,
+          },
+        }
+      : {}),
     clock: {
       now: () => cloud.clock.nowMs(),
       sleep: (ms) => new Promise((r) => setTimeout(r, Math.max(0, ms / SPEED))),
@@ -140,6 +153,7 @@ export async function startRig(opts: {
   // The task worker runs as in `serve` (service.start starts it; the pacer below replaces the
   // service's own timer, so it is started here).
   await service.tasks.worker.start();
+  await service.ownership?.start();
   // Cycles paced in real time, as the demo paces them: the configured interval is wall-clock time
   // (10 s at least), too slow for a test, while everything inside a cycle runs on the sped-up clock.
   let running = true;

@@ -18,7 +18,11 @@ export function registerAggregates(app: ZodApp, ctx: ApiContext): void {
     ];
   };
 
-  async function view(name: string) {
+  /** Replicas: who holds each aggregate now (the lock backend's answer). */
+  const ownersNow = async () =>
+    (await ctx.replicas?.owners()) ?? new Map<string, { replica: string; fence: number }>();
+
+  async function view(name: string, owners: Map<string, { replica: string; fence: number }>) {
     const agg = aggregateConfig(ctx.config, name);
     const pauses = await ctx.control.pauses();
     const now = ctx.now();
@@ -40,6 +44,7 @@ export function registerAggregates(app: ZodApp, ctx: ApiContext): void {
       },
       dataHealth: await ctx.store.dataHealth.latest(name),
       latestPlan: latest,
+      owner: owners.get(name) ?? null,
       imbalance:
         measured === null
           ? null
@@ -66,8 +71,9 @@ export function registerAggregates(app: ZodApp, ctx: ApiContext): void {
         .sort()
         .filter((n) => after === undefined || n > after);
       const kept = names.slice(0, limit);
+      const owners = ownersNow();
       return {
-        items: await Promise.all(kept.map(view)),
+        items: await Promise.all(kept.map(async (n) => view(n, await owners))),
         nextCursor: names.length > limit ? kept[kept.length - 1]! : null,
       };
     },
@@ -92,7 +98,7 @@ export function registerAggregates(app: ZodApp, ctx: ApiContext): void {
           'params.name',
           name,
         );
-      return view(name);
+      return view(name, await ownersNow());
     },
   );
 }

@@ -1,4 +1,5 @@
-// `aicerine status`: whether the service answers, its version, and what is paused.
+// `aicerine status`: whether the service answers, its version, what is paused, and (replicas)
+// which replica owns which aggregate.
 import type { Command } from 'commander';
 import { type ApiFlags, apiClient, printJsonOr, withApiOptions } from '../api-client.js';
 import { describeCommand } from '../command-list.js';
@@ -6,6 +7,19 @@ import { describeCommand } from '../command-list.js';
 interface PauseRow {
   configured: boolean;
   runtime: { by: string; at: string; reason: string | null } | null;
+}
+
+interface ReplicaRow {
+  id: string;
+  address: string | null;
+  lastHeartbeat: string | null;
+  aggregates: { aggregate: string; fence: number }[];
+  self: boolean;
+}
+
+function replicaLine(r: ReplicaRow): string {
+  const owns = r.aggregates.map((a) => `${a.aggregate} (fence ${a.fence})`).join(', ') || 'no aggregate';
+  return `  ${r.id}${r.self ? ' (answering)' : ''} at ${r.address ?? 'no API'}: heartbeat ${r.lastHeartbeat ?? 'unknown'}; owns ${owns}`;
 }
 
 function pauseText(p: PauseRow): string {
@@ -24,7 +38,11 @@ export function register(program: Command): void {
         global: PauseRow;
         aggregates: (PauseRow & { name: string })[];
       };
-      printJsonOr(flags.json, { version, health, pauses }, () =>
+      const replicas = (await api.get('/v1/replicas')) as {
+        coordination: 'local' | 'etcd';
+        replicas: ReplicaRow[];
+      };
+      printJsonOr(flags.json, { version, health, pauses, replicas }, () =>
         [
           `aicerine ${version.version} at ${api.baseUrl}: ${health.status} (store ${health.store})`,
           `service: ${pauseText(pauses.global)}`,
@@ -34,6 +52,10 @@ export function register(program: Command): void {
             const globallyPaused = pauses.global.runtime !== null || pauses.global.configured;
             return `  ${a.name}: ${own === 'running' && globallyPaused ? 'paused with the service' : own}`;
           }),
+          replicas.coordination === 'local'
+            ? 'replicas: none (one process owns every aggregate)'
+            : `replicas: ${replicas.replicas.length} live`,
+          ...replicas.replicas.map(replicaLine),
           '',
         ].join('\n'),
       );

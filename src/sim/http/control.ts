@@ -4,6 +4,7 @@
 import { type NewVolume, VOLUME_STATUSES, type VolumeStatus } from '../cinder-state.js';
 import { exportSnapshot } from '../export.js';
 import type { FaultInjector, FaultKind } from '../faults.js';
+import { isFinalMigration } from '../migrations.js';
 import { MIGRATION_STATUSES, type SimCloud, SimError } from '../model.js';
 import { createServer, type NewServer } from '../server-lifecycle.js';
 import { type Ctx, isRecord, type Route, route, sendJson } from './respond.js';
@@ -80,7 +81,12 @@ export function controlRoutes(cloud: SimCloud, faults: FaultInjector): Route[] {
           status: m.status,
           createdAt: new Date(m.createdMs).toISOString(),
           updatedAt: m.updatedMs === null ? null : new Date(m.updatedMs).toISOString(),
-          durationSeconds: m.durationSeconds,
+          // What happened on the simulated clock (from the call to the final record, as Nova's
+          // created_at and updated_at say), holds and aborts included; null while in flight.
+          durationSeconds:
+            isFinalMigration(m) && m.updatedMs !== null ? (m.updatedMs - m.createdMs) / 1000 : null,
+          // What the cost model planned for it.
+          plannedSeconds: m.durationSeconds,
           error: cloud.lastErrors.get(m.id) ?? null,
         })),
       });

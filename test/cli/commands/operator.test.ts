@@ -9,6 +9,8 @@ import { register as registerPlans } from '../../../src/cli/commands/plans.js';
 import { register as registerQuarantine } from '../../../src/cli/commands/quarantine.js';
 import { register as registerResume } from '../../../src/cli/commands/resume.js';
 import { register as registerStatus } from '../../../src/cli/commands/status.js';
+import { LocalLockService } from '../../../src/coordination/local-locks.js';
+import { AggregateOwnership } from '../../../src/coordination/ownership.js';
 import { type Harness, NOW, seedPlan, simKeystone, startApi } from '../../api/harness.js';
 import { runCommand } from '../../fixtures/cli.js';
 
@@ -159,6 +161,7 @@ describe('operator commands against the API', () => {
     expect(out).toContain('service: running');
     expect(out).toMatch(/ {2}silver: paused by operator:admin at \S+ \(rack move\)/);
     expect(out).toMatch(/ {2}gold: running/);
+    expect(out).toContain('replicas: none (one process owns every aggregate)');
     // Under a service-wide pause, an aggregate not paused itself is paused with the service.
     await run('pause', '--reason', 'upgrade');
     const paused = (await run('status')).out;
@@ -167,5 +170,34 @@ describe('operator commands against the API', () => {
     expect(paused).toMatch(/ {2}silver: paused by operator:admin/);
     await run('resume');
     await run('resume', '--aggregate', 'silver');
+  });
+
+  it('lists the replicas, what each owns and its heartbeat', async () => {
+    const locks = new LocalLockService(() => NOW.getTime());
+    const replica = new AggregateOwnership({
+      locks,
+      replicaId: 'r1',
+      aggregates: () => ['gold', 'silver'],
+      ttlMs: 5000,
+      intervalMs: 1_000_000,
+      address: 'http://r1.example:8780',
+      now: () => NOW.getTime(),
+      hooks: { acquired: async () => {}, releasing: async () => {}, lost: () => {} },
+    });
+    await replica.start();
+    const r = await startApi({ kind: 'none' }, { replicas: replica });
+    try {
+      const at = await listenApi(r.app, { host: '127.0.0.1', port: 0, noAuth: true });
+      const out = (await runCommand(registers, ['status', '--api', at])).out;
+      expect(out).toContain('replicas: 1 live');
+      expect(out).toMatch(
+        new RegExp(
+          `  r1 \\(answering\\) at http://r1\\.example:8780: heartbeat ${NOW.toISOString().replace(/\./g, '\\.')}; owns gold \\(fence \\d+\\), silver \\(fence \\d+\\)`,
+        ),
+      );
+    } finally {
+      await replica.stop();
+      await r.close();
+    }
   });
 });

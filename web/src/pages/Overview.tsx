@@ -55,6 +55,11 @@ function AggregateCard(props: { aggregate: Aggregate }) {
         <span className={`badge mode ${a.mode}`}>{a.mode}</span>
         {a.paused && <span className="badge warn">paused</span>}
         <WindowState w={a.window} />
+        {a.owner && (
+          <span className="badge owner" data-testid="owner" title={`fence ${a.owner.fence}`}>
+            replica {a.owner.replica}
+          </span>
+        )}
         {a.dataHealth && (
           <span
             className={`badge ${a.dataHealth.verdict === 'ok' ? 'ok' : 'warn'}`}
