@@ -86,8 +86,10 @@ function gapNote(agg: AggregatePlan, bound: number): string {
   // Ten times the bound or more: a percentage that large says the bound is weak, not the plan bad.
   if (agg.after.imbalance >= 10 * bound)
     return `gap: no plan of ${moves} goes below ${bound.toFixed(4)}, a weak bound here (after ${agg.after.imbalance.toFixed(4)})`;
-  const pctAbove = ((agg.after.imbalance - bound) / bound) * 100;
-  return `gap: within ${pctAbove.toFixed(1)}% of the best possible with ${moves} (no plan of ${moves} goes below ${bound.toFixed(4)})`;
+  // The bound and the distance to it in the plan's own unit: a percentage of a small bound reads
+  // as a verdict on the plan ("352.8%") when it only says the bound is far below.
+  const distance = agg.after.imbalance - bound;
+  return `gap: no plan of ${moves} can go below imbalance ${bound.toFixed(4)} (a lower bound); this one ends at ${agg.after.imbalance.toFixed(4)}, ${distance.toFixed(4)} above it`;
 }
 
 const PHASE_WORDS: Record<string, string> = {

@@ -50,7 +50,7 @@ describe('the readable plan', () => {
         .find((l) => l.includes('gap:'))!
         .trim();
     expect(gap(after / 2)).toBe(
-      `gap: within 100.0% of the best possible with 1 move (no plan of 1 move goes below ${(after / 2).toFixed(4)})`,
+      `gap: no plan of 1 move can go below imbalance ${(after / 2).toFixed(4)} (a lower bound); this one ends at ${after.toFixed(4)}, ${(after - after / 2).toFixed(4)} above it`,
     );
     expect(gap(after / 20)).toBe(
       `gap: no plan of 1 move goes below ${(after / 20).toFixed(4)}, a weak bound here (after ${after.toFixed(4)})`,
