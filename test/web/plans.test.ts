@@ -88,6 +88,79 @@ describe.skipIf(NO_BROWSER !== null)('the plan page in headless Chromium', () =>
     expect(await page.locator('tr[data-step]').count()).toBe(8);
   }, 240_000);
 
+  it("shows each move's threshold test, and the step an exchange or a make-room move is paired with", async () => {
+    const rig = await startRig({ auth: false });
+    session.closeAfter(rig);
+    const on = (host: string) => rig.sim.cloud.servers.filter((s) => s.host === host);
+    const [a, b] = [on('g1')[0]!, on('g2')[0]!];
+    const c = on('g1')[1]!;
+    const stats = { imbalance: 0.2, dimensions: { cpu: { stddev: 0.3, max: 0.88 } } };
+    const base = { estimatedSeconds: 30, phase: 'spread' as const, wave: 1 };
+    const plan: Plan = {
+      format: 'aicerine-plan/1',
+      snapshotTakenAt: new Date(rig.sim.cloud.clock.nowMs()).toISOString(),
+      mode: 'spread',
+      aggregates: [
+        {
+          name: 'gold',
+          moves: [
+            {
+              ...base,
+              step: 1,
+              server: c.uuid,
+              from: 'g1',
+              to: 'g3',
+              phase: 'evacuate',
+              reason: 'g1 is disabled',
+              mandatory: 'evacuation',
+            },
+            {
+              ...base,
+              step: 2,
+              server: a.uuid,
+              from: 'g1',
+              to: 'g2',
+              reason: 'exchange with step 3: ...',
+              gain: 0.001,
+              threshold: { worth: 0.001, bar: 0.0012 },
+              exchangeWith: 3,
+            },
+            {
+              ...base,
+              step: 3,
+              wave: 2,
+              server: b.uuid,
+              from: 'g2',
+              to: 'g1',
+              reason: 'exchange with step 2: ...',
+              gain: 0.004,
+              threshold: { worth: 0.004, bar: 0.0016 },
+              exchangeWith: 2,
+            },
+          ],
+          before: stats,
+          after: { ...stats, imbalance: 0.15 },
+          hostsFreed: [],
+          unresolved: [],
+        },
+      ],
+      stats: { planningMs: 1 },
+    };
+    const stored = await rig.store.plans.create({
+      aggregate: 'gold',
+      mode: 'assisted',
+      plan,
+      createdAt: new Date(rig.sim.cloud.clock.nowMs()).toISOString(),
+    });
+    page = await session.page();
+    await page.goto(`${rig.url}/plans/${stored.id}`);
+    await page.locator('tr[data-step="3"]').waitFor();
+    const worth = (step: number) => page.locator(`tr[data-step="${step}"] td.worth`).textContent();
+    expect(await worth(1)).toBe('mandatory (evacuation): no bar');
+    expect(await worth(2)).toBe('0.0010 < bar 0.0012; exchange with step 3, judged as a pair');
+    expect(await worth(3)).toBe('0.0040 ≥ bar 0.0016; exchange with step 2, judged as a pair');
+  }, 240_000);
+
   it('shows on the What-if page the host a what-if drain frees', async () => {
     const rig = await startRig({ auth: false });
     session.closeAfter(rig);

@@ -161,6 +161,7 @@ export function PlanDetail(props: { id: string }) {
                 <th>from → to</th>
                 <th>reason</th>
                 <th>gain</th>
+                <th>worth against bar</th>
                 <th>time</th>
                 <th>decision</th>
                 {decide && <th />}
@@ -186,6 +187,25 @@ export function PlanDetail(props: { id: string }) {
   );
 }
 
+/**
+ * A move's threshold test as the operator weighs it (docs/policy.md, "The worth threshold"): what
+ * it buys against what its cost asks, or why it is exempt; an exchange or a make-room move is
+ * judged with the step it is paired with, which is named.
+ */
+function worthTest(m: PlanMove): string {
+  const pair =
+    m.exchangeWith !== undefined
+      ? `; exchange with step ${m.exchangeWith}, judged as a pair`
+      : m.makesRoomFor !== undefined
+        ? `; makes room for step ${m.makesRoomFor}`
+        : '';
+  if (m.mandatory !== undefined)
+    return `mandatory (${m.mandatory === 'evacuation' ? 'evacuation' : 'hard server group'}): no bar${pair}`;
+  if (m.threshold === undefined) return pair === '' ? '-' : pair.slice(2);
+  const clears = m.threshold.worth >= m.threshold.bar;
+  return `${num(m.threshold.worth, 4)} ${clears ? '≥' : '<'} bar ${num(m.threshold.bar, 4)}${pair}`;
+}
+
 function MoveRow(props: {
   planId: string;
   move: PlanMove;
@@ -207,6 +227,7 @@ function MoveRow(props: {
         {m.after && m.after.length > 0 && <span className="muted"> (after {m.after.join(', ')})</span>}
       </td>
       <td>{m.gain === undefined ? '-' : num(m.gain, 4)}</td>
+      <td className="worth">{worthTest(m)}</td>
       <td>{seconds(m.estimatedSeconds)}</td>
       <td title={decision?.comment ?? undefined}>
         {decision ? `${decision.decision} by ${decision.decidedBy.replace(/^operator:/, '')}` : '-'}
