@@ -13,6 +13,7 @@ import { evacuate } from '../../src/planner/phases/evacuate.js';
 import { repair } from '../../src/planner/phases/repair.js';
 import { spreadFloor } from '../../src/planner/phases/spread.js';
 import { ClusterState } from '../../src/planner/state.js';
+import { thresholdOfLevel } from '../../src/policy/threshold.js';
 import type { Policy } from '../../src/policy/types.js';
 import { synthesizeSnapshot } from '../../src/snapshot/synth.js';
 import { build, shape } from '../fixtures/random-cluster.js';
@@ -68,7 +69,12 @@ describe('exact best move', () => {
     let compared = 0;
     fc.assert(
       fc.property(shape, fc.constantFrom(0, 0.001), (s, costPerSecond) => {
-        const policy = policyWith({ minGain: 0, migrationCostPerSecond: costPerSecond });
+        // Level 5: no threshold beyond minGain and the per-second cost, whose bars are checked here.
+        const policy = policyWith({
+          minGain: 0,
+          migrationCostPerSecond: costPerSecond,
+          threshold: thresholdOfLevel(5),
+        });
         compared += compareSteps(build(s, true), policy, 6);
       }),
       { numRuns: 200, seed: 11 },
@@ -78,7 +84,9 @@ describe('exact best move', () => {
 
   it('matches brute force on a synthetic cluster with groups over several steps', () => {
     const snap = synthesizeSnapshot({ hosts: 30, servers: 500, groups: 20, seed: 3, aggregates: 2 });
-    expect(compareSteps(snap, policyWith({ minGain: 0 }), 25)).toBeGreaterThan(30);
+    expect(
+      compareSteps(snap, policyWith({ minGain: 0, threshold: thresholdOfLevel(5) }), 25),
+    ).toBeGreaterThan(30);
   });
 
   it('with minGain 0, spread stops only when no legal move lowers the objective', () => {
@@ -90,12 +98,15 @@ describe('exact best move', () => {
           migrationCostPerSecond: 0,
           spread: { targetImbalance: 0 },
           budget: { maxMoves: 10_000 },
+          threshold: thresholdOfLevel(5),
         });
         const plan = planSnapshot(snap, policy);
         const state = new ClusterState(snap, policy);
         const ctx = new PlanContext(state, policy);
         for (const a of plan.aggregates)
           for (const m of a.moves) state.apply(state.serverById.get(m.server)!, state.hostByName.get(m.to)!);
+        // Optional moves go one way: the moves left to find are those the one-way rule allows.
+        state.oneWay = true;
         for (const agg of state.aggregates) expect(bruteBest(ctx, agg.index, spreadFloor(0))).toBeNull();
       }),
       { numRuns: 150, seed: 5 },

@@ -34,7 +34,12 @@ describe('improvement stage', () => {
     const plan = planSnapshot(snap, balanceOnly(2000));
     expect(checkPlan(snap, plan, { dimensions: balanceOnly(0).dimensions }).violations).toEqual([]);
     const agg = plan.aggregates[0]!;
-    expect(agg.moves.map((m) => m.reason.slice(0, 8))).toEqual(['swap 1/2', 'swap 2/2']);
+    // A declared exchange: each half names the other, in waves of their own.
+    expect(agg.moves.map((m) => [m.exchangeWith, m.reason.slice(0, 20)])).toEqual([
+      [2, 'exchange with step 2'],
+      [1, 'exchange with step 1'],
+    ]);
+    expect(agg.moves.map((m) => m.wave)).toEqual([1, 2]);
     expect(agg.after.imbalance).toBeCloseTo(0, 9);
   });
 

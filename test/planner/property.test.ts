@@ -86,7 +86,7 @@ describe('planner properties', () => {
               (kinds.get('partly drained') ?? 0) + (a.hostsPartlyDrained ?? []).length,
             );
             for (const m of a.moves)
-              if (m.reason.startsWith('making room'))
+              if (m.makesRoomFor !== undefined && m.reason.includes('making room'))
                 kinds.set('make room', (kinds.get('make room') ?? 0) + 1);
           }
         },

@@ -26,23 +26,41 @@ describe('reasons in step order', () => {
         const fromUtil = hostUtil(state, from);
         const toUtil = hostUtil(state, to);
         const before = state.imbalance(a);
-        const hot = `${m.from} runs hot (${fromUtil}), ${m.to} has room (${toUtil})`;
-        const reb = `rebalancing from ${m.from} (${fromUtil}) to ${m.to} (${toUtil})`;
         const soft = `moving from ${m.from} (${fromUtil}) to ${m.to} (${toUtil})`;
         if (m.phase === 'spread') {
-          expect(m.reason.includes(hot) || m.reason.includes(reb), `step ${m.step}: ${m.reason}`).toBe(true);
-          if (m.reason.includes(hot)) {
-            // Hot and with room: above and below the mean in a dimension the server loads.
-            const D = state.D;
-            const n = state.aggregates[a]!.counted.length;
+          // The source's words, true of this state: "runs hot" only at the hot threshold,
+          // else how far above the mean, else a plain rebalancing.
+          const esc = (x: string) => x.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+          const hot = new RegExp(`${esc(m.from)} runs hot \\(${esc(fromUtil)}\\)`);
+          const above = new RegExp(
+            `${esc(m.from)} is (\\d+) points above the aggregate's (\\w+) mean \\(${esc(fromUtil)}\\)`,
+          );
+          const reb = `rebalancing from ${m.from} (${fromUtil}) to ${m.to} (${toUtil})`;
+          const D = state.D;
+          const n = state.aggregates[a]!.counted.length;
+          if (hot.test(m.reason)) {
+            let some = false;
+            for (let d = 0; d < D; d++) if (state.util(from, d) >= policy.hotThreshold) some = true;
+            expect(some, `step ${m.step}: ${m.reason}`).toBe(true);
+          } else if (above.test(m.reason)) {
+            const [, points, dim] = above.exec(m.reason)!;
+            const d = state.dims.findIndex((x) => x.name === dim);
+            const mean = state.s1[a * D + d]! / n;
+            expect(Math.round((state.util(from, d) - mean) * 100), `step ${m.step}: ${m.reason}`).toBe(
+              Number(points),
+            );
+          } else {
+            expect(m.reason.includes(reb), `step ${m.step}: ${m.reason}`).toBe(true);
+            plain++;
+          }
+          if (m.reason.includes(`${m.to} has room (${toUtil})`)) {
             let some = false;
             for (let d = 0; d < D; d++) {
               const mean = state.s1[a * D + d]! / n;
-              if (state.servers[s]!.load[d]! > 0 && state.util(from, d) > mean && state.util(to, d) < mean)
-                some = true;
+              if (state.servers[s]!.load[d]! > 0 && state.util(to, d) < mean) some = true;
             }
             expect(some, `step ${m.step}: ${m.reason}`).toBe(true);
-          } else plain++;
+          }
           checked++;
         }
         if (m.softGroup) {

@@ -257,7 +257,13 @@ describe('mode repair-only', () => {
     );
     const plan = planChecked(snap);
     plan.aggregates[0]!.moves[0]!.softGroup = true;
-    const found = checkPlan(snap, plan, { dimensions }).violations;
+    const all = checkPlan(snap, plan, { dimensions }).violations;
+    // The mutation also makes its hard-group label untrue, which has its own code (test/checker):
+    // this test is about repair-only's.
+    expect(new Set(all.map((v) => v.code))).toEqual(
+      new Set(['repair-only-needless-move', 'mandatory-mislabelled']),
+    );
+    const found = all.filter((v) => v.code === 'repair-only-needless-move');
     expect(found.map((v) => [v.code, v.step])).toEqual([['repair-only-needless-move', 1]]);
     expect(found[0]!.detail).toMatch(/soft server group \(softGroup: true\)/);
   });

@@ -70,11 +70,15 @@ function checkWaves(aggregate: AggregatePlan, ordered: readonly Move[], report: 
  * move in and a plain move out; an exchange's half is not plain: its pair is judged on its own
  * (exchange-unpaid), so a host that gives may also trade one server each way in an exchange.
  */
-function excused(s: Move, r: Move, traded: ReadonlySet<Move>): boolean {
+function excused(s: Move, r: Move, traded: ReadonlySet<Move>, packPlan: boolean): boolean {
   if (s.mandatory !== undefined && r.mandatory !== undefined) return true;
   // A pack plan drains hosts into others; its make-room moves are declared (makesRoomFor), and
   // the hosts it frees are checked by hosts-freed-mismatch.
-  if (s.phase === 'pack' && r.phase === 'pack') return true;
+  // A pack move beside a mandatory one: a rule moved a server off or onto the host, and packing
+  // (consolidation, not balance) may still fill or drain it.
+  const packOrMandatory = (m: Move) => m.phase === 'pack' || m.mandatory !== undefined;
+  if (packPlan && (s.phase === 'pack' || r.phase === 'pack') && packOrMandatory(s) && packOrMandatory(r))
+    return true;
   if (traded.has(s) || traded.has(r)) return true;
   return s.makesRoomFor === r.step;
 }
@@ -90,7 +94,12 @@ function exchangeHalves(ordered: readonly Move[]): Set<Move> {
   return out;
 }
 
-function checkSendReceive(aggregate: AggregatePlan, ordered: readonly Move[], report: Report): void {
+function checkSendReceive(
+  aggregate: AggregatePlan,
+  ordered: readonly Move[],
+  report: Report,
+  packPlan: boolean,
+): void {
   const sends = new Map<string, Move[]>();
   const receives = new Map<string, Move[]>();
   for (const m of ordered) {
@@ -105,7 +114,7 @@ function checkSendReceive(aggregate: AggregatePlan, ordered: readonly Move[], re
     let first: [Move, Move] | undefined;
     for (const s of out) {
       for (const r of into) {
-        if (s === r || excused(s, r, traded)) continue;
+        if (s === r || excused(s, r, traded, packPlan)) continue;
         count++;
         first ??= [s, r];
       }
@@ -179,7 +188,7 @@ export function hygieneChecker(): PlanChecker {
       for (const aggregate of ctx.plan.aggregates) {
         const ordered = executionOrder(aggregate);
         checkWaves(aggregate, ordered, ctx.report);
-        checkSendReceive(aggregate, ordered, ctx.report);
+        checkSendReceive(aggregate, ordered, ctx.report, ctx.plan.mode === 'pack');
         checkHotFirst(ctx, aggregate, ordered);
       }
     },
