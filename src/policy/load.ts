@@ -139,6 +139,20 @@ export function compilePolicy(doc: unknown, file?: string): Policy {
   };
 }
 
+/**
+ * A compiled policy written back as a policy document, which compilePolicy takes again: the
+ * threshold as its level, or its figures when it has none.
+ */
+export function policyDocument(p: Policy): Record<string, unknown> {
+  const { threshold, ...rest } = p;
+  const doc = JSON.parse(JSON.stringify(rest)) as Record<string, unknown>;
+  doc.threshold =
+    threshold.level !== null
+      ? threshold.level
+      : { perMove: threshold.perMove, perMinute: threshold.perMinute, perGiB: threshold.perGiB };
+  return doc;
+}
+
 export async function loadPolicyFile(path: string): Promise<Policy> {
   const text = await readTextFile(path);
   // Loaded here, not at start-up: the YAML parser is a fifth of a plan's start-up time.

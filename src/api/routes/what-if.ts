@@ -5,7 +5,7 @@ import { aggregateConfig } from '../../config/aggregate.js';
 import { InputError } from '../../errors.js';
 import type { Host, Snapshot } from '../../model/snapshot.js';
 import { planSnapshot } from '../../planner/index.js';
-import { compilePolicy } from '../../policy/load.js';
+import { compilePolicy, policyDocument } from '../../policy/load.js';
 import type { Policy } from '../../policy/types.js';
 import { setOwn } from '../../util/maps.js';
 import type { ApiContext, ZodApp } from '../context.js';
@@ -52,7 +52,7 @@ export function whatIfPolicy(base: Policy, over: JsonObject | undefined): Policy
       over.aggregates,
     );
   try {
-    return compilePolicy(overlay(JSON.parse(JSON.stringify(base)) as JsonObject, over));
+    return compilePolicy(overlay(policyDocument(base) as JsonObject, over));
   } catch (e) {
     if (!(e instanceof InputError)) throw e;
     const issue = e.issues[0]!;
