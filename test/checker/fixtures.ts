@@ -111,6 +111,18 @@ export function move(step: number, wave: number, serverId: string, from: string,
   return { step, wave, server: serverId, from, to, phase: 'pack', reason: 'test', estimatedSeconds: 10 };
 }
 
+/** A spread move (the phase held to worth and gain), with any other fields given. */
+export function spreadMove(
+  step: number,
+  wave: number,
+  id: string,
+  from: string,
+  to: string,
+  extra: Partial<Move> = {},
+): Move {
+  return { ...move(step, wave, id, from, to), phase: 'spread', ...extra };
+}
+
 export interface PlanSpec {
   mode?: Plan['mode'];
   limits?: Plan['limits'];
@@ -349,18 +361,7 @@ export function approvedPlan(): { snap: Snapshot; plan: Plan } {
     ],
     [group('db', 'anti-affinity', ['b1', 'b2']), group('web', 'soft-anti-affinity', ['a2', 'a3'])],
   );
-  const m = (
-    step: number,
-    wave: number,
-    id: string,
-    from: string,
-    to: string,
-    extra: Partial<Move> = {},
-  ): Move => ({
-    ...move(step, wave, id, from, to),
-    phase: 'spread',
-    ...extra,
-  });
+  const m = spreadMove;
   const raw = plan(
     snap,
     {

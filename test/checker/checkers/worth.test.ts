@@ -12,6 +12,7 @@ import {
   plan,
   server,
   snapshot,
+  spreadMove,
   TEST_THRESHOLD,
   threeHosts,
   truthful,
@@ -21,18 +22,7 @@ import {
 // 8192 of 32768 MiB (25%), h2 holds s3 (12.5%), h3 is empty. Imbalance 0.5 × stddev(0.25, 0.125, 0)
 // = 0.051031; s1 to h3 evens all three (gain 0.051031), s3 to h3 only swaps h2's and h3's figures
 // (gain 0), s3 to h1 makes it worse.
-const spread = (
-  step: number,
-  wave: number,
-  id: string,
-  from: string,
-  to: string,
-  extra: Partial<Move> = {},
-): Move => ({
-  ...move(step, wave, id, from, to),
-  phase: 'spread',
-  ...extra,
-});
+const spread = spreadMove;
 
 const gains: Case[] = [
   { name: 'a spread move that gains', build: () => inGold([spread(1, 1, 's1', 'h1', 'h3')]), want: [] },
