@@ -12,6 +12,7 @@ import { importVmr2l } from '../dist/snapshot/import-vmr2l.js';
 import { synthesizeSnapshot } from '../dist/snapshot/synth.js';
 import { findBitbrainsHourly, loadBitbrains } from '../dist/traces/bitbrains.js';
 import { plainGreedy } from './greedy.mjs';
+import { thresholdOfLevel } from '../dist/policy/threshold.js';
 import { plainPackGreedy } from './pack-greedy.mjs';
 
 const KS = [10, 50, 200];
@@ -21,6 +22,8 @@ export function qualityPolicy(maxMoves) {
   policy.minGain = 0;
   policy.migrationCostPerSecond = 0;
   policy.spread.targetImbalance = 0;
+  // Balance per move against the greedy: no worth threshold beyond minGain (level 5), as the greedy.
+  policy.threshold = thresholdOfLevel(5);
   policy.budget.maxMoves = maxMoves;
   return policy;
 }
