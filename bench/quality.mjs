@@ -7,12 +7,12 @@ import { join } from 'node:path';
 import { checkPlan } from '../dist/checker/index.js';
 import { planSnapshot } from '../dist/planner/index.js';
 import { DEFAULT_POLICY } from '../dist/policy/defaults.js';
+import { thresholdOfLevel } from '../dist/policy/threshold.js';
 import { importBitbrains } from '../dist/snapshot/import-bitbrains.js';
 import { importVmr2l } from '../dist/snapshot/import-vmr2l.js';
 import { synthesizeSnapshot } from '../dist/snapshot/synth.js';
 import { findBitbrainsHourly, loadBitbrains } from '../dist/traces/bitbrains.js';
 import { plainGreedy } from './greedy.mjs';
-import { thresholdOfLevel } from '../dist/policy/threshold.js';
 import { plainPackGreedy } from './pack-greedy.mjs';
 
 const KS = [10, 50, 200];
