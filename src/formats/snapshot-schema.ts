@@ -1,7 +1,12 @@
 // Schema of "aicerine-snapshot/1" (../shared/spec/formats.md). Extra fields are kept:
 // implementations may add fields, never rename or drop the core ones.
 import { z } from 'zod';
-import { SERVER_GROUP_POLICIES, SNAPSHOT_FORMAT } from '../model/snapshot.js';
+import {
+  PROFILE_RESOLUTIONS,
+  PROFILES_FORMAT,
+  SERVER_GROUP_POLICIES,
+  SNAPSHOT_FORMAT,
+} from '../model/snapshot.js';
 import { isoTime, nonEmpty, nonNeg, nonNegInt, posInt, positive, text } from './schema-helpers.js';
 
 const inventory = z.looseObject({
@@ -69,6 +74,28 @@ const migration = z.looseObject({
   finishedAt: isoTime(),
 });
 
+const slotFigures = z.array(nonNeg().nullable(), { error: 'expected a list of numbers or null' });
+
+const serverProfile = z.looseObject({
+  cpu: slotFigures.optional(),
+  memoryMB: slotFigures.optional(),
+  samples: z.array(nonNegInt(), { error: 'expected a list of sample counts' }),
+});
+
+// Slot counts are checked against the resolution in snapshot-consistency, where the message can
+// name the server.
+const profiles = z.looseObject({
+  format: z.literal(PROFILES_FORMAT, { error: `expected "${PROFILES_FORMAT}"` }),
+  resolution: z.enum(PROFILE_RESOLUTIONS),
+  quantile: z.number({ error: 'expected a number' }).gt(0).max(1),
+  timeZone: nonEmpty(),
+  from: isoTime(),
+  to: isoTime(),
+  refreshedAt: isoTime(),
+  minSamples: posInt(),
+  servers: z.record(nonEmpty(), serverProfile),
+});
+
 export const snapshotSchema = z.looseObject({
   format: z.literal(SNAPSHOT_FORMAT, { error: `expected "${SNAPSHOT_FORMAT}"` }),
   takenAt: isoTime(),
@@ -77,4 +104,5 @@ export const snapshotSchema = z.looseObject({
   servers: z.array(server),
   serverGroups: z.array(serverGroup),
   migrationHistory: z.array(migration).optional(),
+  profiles: profiles.optional(),
 });

@@ -93,4 +93,44 @@ export interface Snapshot {
   servers: Server[];
   serverGroups: ServerGroup[];
   migrationHistory?: MigrationRecord[];
+  /** Optional extension: per-server load history reduced to a weekly shape (issue 28). */
+  profiles?: LoadProfiles;
 }
+
+export const PROFILES_FORMAT = 'aicerine-profiles/1' as const;
+export const PROFILE_RESOLUTIONS = ['hour-of-week', 'hour-of-day'] as const;
+export type ProfileResolution = (typeof PROFILE_RESOLUTIONS)[number];
+
+/**
+ * Load history reduced to one figure per slot of a typical week, so a plan can be judged at the
+ * hours that will matter (tomorrow's peak) rather than the hour it is made in.
+ * Slots are counted in `timeZone` (IANA name): with `hour-of-week`, 168 slots, slot = day * 24 +
+ * hour with day 0 = Monday; with `hour-of-day`, 48 slots, 0..23 weekdays and 24..47 weekends.
+ */
+export interface LoadProfiles {
+  format: typeof PROFILES_FORMAT;
+  resolution: ProfileResolution;
+  /** The quantile each slot holds (0.9 = p90 of the samples that fell in that slot). */
+  quantile: number;
+  timeZone: string;
+  /** The history window the profiles were reduced from, and when. */
+  from: string;
+  to: string;
+  refreshedAt: string;
+  /** A slot with fewer samples than this is unknown (null) and falls back to current load. */
+  minSamples: number;
+  /** By server id. A server absent here has no usable history. */
+  servers: Record<string, ServerProfile>;
+}
+
+export interface ServerProfile {
+  /** Busy physical cores at the quantile, per slot; null where the slot has too few samples. */
+  cpu?: (number | null)[];
+  /** MiB in use at the quantile, per slot; null where the slot has too few samples. */
+  memoryMB?: (number | null)[];
+  /** Samples that fell in each slot. */
+  samples: number[];
+}
+
+export const profileSlotCount = (resolution: ProfileResolution): number =>
+  resolution === 'hour-of-week' ? 168 : 48;
