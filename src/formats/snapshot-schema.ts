@@ -94,6 +94,12 @@ const profiles = z.looseObject({
   refreshedAt: isoTime(),
   minSamples: posInt(),
   servers: z.record(nonEmpty(), serverProfile),
+  errors: z
+    .record(
+      nonEmpty(),
+      z.looseObject({ meanAbsolute: nonNeg(), hours: nonNegInt(), from: isoTime(), to: isoTime() }),
+    )
+    .optional(),
 });
 
 export const snapshotSchema = z.looseObject({

@@ -121,6 +121,21 @@ export interface LoadProfiles {
   minSamples: number;
   /** By server id. A server absent here has no usable history. */
   servers: Record<string, ServerProfile>;
+  /**
+   * By aggregate: how far the profiles' forecasts were from what then happened, measured on the
+   * samples that arrived after an earlier refresh. The planner plans on current load where this
+   * is above the policy's limit.
+   */
+  errors?: Record<string, ForecastError>;
+}
+
+export interface ForecastError {
+  /** Mean absolute difference between forecast and measured host utilization (0..1), over hosts and hours. */
+  meanAbsolute: number;
+  /** Host-hours compared. */
+  hours: number;
+  from: string;
+  to: string;
 }
 
 export interface ServerProfile {
