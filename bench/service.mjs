@@ -2,10 +2,13 @@
 // (src/service/service.ts) in observe mode against `aicerine sim` in its own process (as a cloud
 // would be), a first cycle (full read) and steady-state cycles (incremental read), each with the
 // whole loop: record, learn costs, data-health gate, plan and check every aggregate, store.
-// Prints calls and seconds per cycle (recording apart), with the date and the machine's load.
-// Run after `npm run build`: node bench/service.mjs [hosts servers] [--steady N] [--no-prometheus]
+// Prints calls and seconds per cycle (recording apart), the CPU seconds of the service and of the
+// simulator apart, with the date and the machine's load. `--changes N` boots N servers (spread
+// over the hosts, so over every aggregate) in the simulator before each steady cycle.
+// Run after `npm run build`:
+//   node bench/service.mjs [hosts servers] [--steady N] [--changes N] [--no-prometheus]
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,7 +24,11 @@ const cli = join(dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'aicerine
 const argv = process.argv.slice(2);
 const steadyAt = argv.indexOf('--steady');
 const steadyCycles = steadyAt >= 0 ? Number(argv[steadyAt + 1]) : 3;
-const positional = argv.filter((a, i) => !a.startsWith('--') && argv[i - 1] !== '--steady');
+const changesAt = argv.indexOf('--changes');
+const changes = changesAt >= 0 ? Number(argv[changesAt + 1]) : 0;
+const positional = argv.filter(
+  (a, i) => !a.startsWith('--') && argv[i - 1] !== '--steady' && argv[i - 1] !== '--changes',
+);
 const hosts = Number(positional[0] ?? 5000);
 const servers = Number(positional[1] ?? 100000);
 const withPrometheus = !argv.includes('--no-prometheus');
@@ -79,30 +86,75 @@ const service = new AicerineService({
   logger: silentLogger,
 });
 
+// The simulator's CPU seconds so far (Linux /proc; utime + stime in clock ticks of 1/100 s).
+const simCpu = () => {
+  try {
+    const f = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
+    const fields = f.slice(f.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return Number.NaN;
+  }
+};
+const ownCpu = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1e6;
+};
+
+/** Boots `n` small servers on hosts spread over the cloud (so over every aggregate). */
+async function makeChanges(n, round) {
+  const names = service.latestSnapshot()?.hosts.map((h) => h.name) ?? [];
+  for (let i = 0; i < n && names.length > 0; i++) {
+    const host = names[Math.floor(((i + 0.5) * names.length) / n + round * 7) % names.length];
+    const res = await fetch(`${origin}/sim/servers`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        name: `bench-change-${round}-${i}`,
+        host,
+        flavor: { name: 'm1.tiny', vcpus: 1, ramMB: 512, diskGB: 1 },
+      }),
+    });
+    if (res.status !== 201)
+      throw new Error(`sim: POST /sim/servers on ${host}: ${res.status} ${await res.text()}`);
+  }
+}
+
 const rows = [];
-async function cycle(kind) {
+async function cycle(kind, changed = 0) {
+  const cpu0 = ownCpu();
+  const sim0 = simCpu();
   const t = performance.now();
   const r = await service.runCycle();
   const seconds = (performance.now() - t) / 1000;
-  const planned = r.aggregates.filter((a) => a.planId !== null).length;
+  const cpu = ownCpu() - cpu0;
+  const sim = simCpu() - sim0;
+  // Stored this cycle: a plan kept because nothing changed is not stored again.
+  const planned = r.aggregates.filter((a) => a.planId !== null && a.unchanged !== true).length;
+  const unchanged = r.aggregates.filter((a) => a.unchanged === true).length;
   const row = {
     kind,
     calls: r.callCount,
     full: r.full,
     recordSeconds: r.recordSeconds,
     seconds,
+    cpu,
+    sim,
     aggregates: r.aggregates.length,
     planned,
     load: load(),
   };
   rows.push(row);
   console.log(
-    `${kind}: ${row.calls} calls, ${row.seconds.toFixed(1)} s (record ${row.recordSeconds.toFixed(1)} s, loop ${(row.seconds - row.recordSeconds).toFixed(1)} s), ${row.aggregates} aggregates (${planned} plans stored), load ${row.load}`,
+    `${kind}: ${row.calls} calls, ${row.seconds.toFixed(1)} s (record ${row.recordSeconds.toFixed(1)} s, loop ${(row.seconds - row.recordSeconds).toFixed(1)} s; cpu: service ${cpu.toFixed(1)} s, simulator ${sim.toFixed(1)} s), ${row.aggregates} aggregates, ${unchanged} unchanged (${planned} plans stored)${changed > 0 ? `, after ${changed} changes` : ''}, load ${row.load}`,
   );
 }
 
 await cycle('first cycle (full read)');
-for (let i = 0; i < steadyCycles; i++) await cycle(`steady cycle ${i + 1}`);
+for (let i = 0; i < steadyCycles; i++) {
+  if (changes > 0) await makeChanges(changes, i);
+  await cycle(`steady cycle ${i + 1}`, changes);
+}
 await service.stop();
 await store.close();
 rmSync(dir, { recursive: true, force: true });
@@ -120,14 +172,20 @@ const median =
         calls: mid(steady.map((r) => r.calls)),
         seconds: mid(steady.map((r) => r.seconds)),
         recordSeconds: mid(steady.map((r) => r.recordSeconds)),
+        cpu: mid(steady.map((r) => r.cpu)),
+        sim: mid(steady.map((r) => r.sim)),
       };
 console.log(`\n${hosts} hosts / ${servers} servers, ${withPrometheus ? 'with' : 'without'} Prometheus`);
-console.log('| cycle | calls | seconds | record | plan, check, store |');
-console.log('|---|---|---|---|---|');
+console.log('| cycle | calls | seconds | record | plan, check, store | cpu service | cpu simulator |');
+console.log('|---|---|---|---|---|---|---|');
 const line = (label, r) =>
   console.log(
-    `| ${label} | ${r.calls} | ${r.seconds.toFixed(1)} | ${r.recordSeconds.toFixed(1)} | ${(r.seconds - r.recordSeconds).toFixed(1)} |`,
+    `| ${label} | ${r.calls} | ${r.seconds.toFixed(1)} | ${r.recordSeconds.toFixed(1)} | ${(r.seconds - r.recordSeconds).toFixed(1)} | ${r.cpu.toFixed(1)} | ${r.sim.toFixed(1)} |`,
   );
 line('first (full read)', rows[0]);
-if (median) line(`steady, no changes (median of ${steady.length})`, median);
+if (median)
+  line(
+    `steady, ${changes > 0 ? `${changes} changes each` : 'no changes'} (median of ${steady.length})`,
+    median,
+  );
 child.kill();

@@ -269,6 +269,29 @@ export const aggregateView = z
       .describe(
         "the loop's latest decision: moves started, or why none did (cooldown, data-health gate, window, budget, ...)",
       ),
+    forecast: z
+      .object({
+        error: z
+          .object({
+            meanAbsolute: z
+              .number()
+              .describe('mean absolute difference of forecast and measured host utilization, 0..1'),
+            hours: z.number().int().describe('host-hours compared'),
+            from: z.string(),
+            to: z.string(),
+          })
+          .nullable()
+          .describe(
+            "the previous refresh's forecasts against what then happened; null until a second refresh",
+          ),
+        refreshedAt: z.string().describe('when the profiles were read (the oldest aggregate refresh)'),
+        profiledServers: z.number().int().describe('servers of the aggregate with a load profile'),
+        servers: z.number().int(),
+      })
+      .nullable()
+      .describe(
+        'load profiles of the latest snapshot (docs/openstack.md, "Load profiles"); null without them',
+      ),
   })
   .meta({ id: 'Aggregate' });
 export const aggregatesQuery = z.strictObject({
@@ -350,6 +373,23 @@ export const hostView = z
     allocation: z
       .record(z.string(), z.object({ used: z.number(), capacity: z.number() }))
       .describe('Placement usage and capacity ((total - reserved) * allocation ratio) per resource class'),
+    forecast: z
+      .object({
+        cpu: z.number().describe('forecast cpu utilization at the peak hour, 0..1'),
+        memory: z.number().describe('forecast memory utilization at the peak hour, 0..1'),
+        at: z.string().describe('start of the peak hour, UTC'),
+        label: z
+          .string()
+          .describe('the peak hour on the profiles\' clock, as reasons print it ("Tue 11:00")'),
+        fellBack: z
+          .number()
+          .int()
+          .describe('servers on the host without a profile for that hour (current load)'),
+      })
+      .nullable()
+      .describe(
+        'the highest forecast hour of the next 24 hours, from the load profiles; null without profiles',
+      ),
   })
   .meta({ id: 'Host' });
 export const hostsPage = z
@@ -378,6 +418,17 @@ export const historyPoint = z
     ),
     hosts: z.number().int(),
     planMoves: z.number().int().describe("moves in the cycle's plan"),
+    planId: z
+      .string()
+      .nullable()
+      .optional()
+      .describe('the plan the cycle stored, or kept because nothing changed (null: none)'),
+    unchanged: z
+      .boolean()
+      .optional()
+      .describe(
+        'the planning inputs were those of planId (loads within the tolerance): the cycle planned, checked and stored nothing ("unchanged since plan N")',
+      ),
   })
   .meta({ id: 'HistoryPoint' });
 export const historyQuery = z.strictObject({ ...idPageQuery, since: isoTime.optional() });

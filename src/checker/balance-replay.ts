@@ -149,8 +149,10 @@ export class AggregateBalance {
 
   /** The server leaves `from` and arrives on `to`, fully (the step-order replay of formats.md). */
   apply(server: Server, from: string, to: string): void {
-    this.shift(from, server, -1);
-    this.shift(to, server, 1);
+    // The server as this balance's world has it: a forecast objective's carries its peak loads.
+    const own = this.world.servers.get(server.id) ?? server;
+    this.shift(from, own, -1);
+    this.shift(to, own, 1);
   }
 
   private shift(name: string, server: Server, sign: 1 | -1): void {
@@ -167,4 +169,22 @@ export class AggregateBalance {
       s.s2 += (after - s.ref) ** 2 - (before - s.ref) ** 2;
     });
   }
+}
+
+/**
+ * The balance an aggregate's moves are judged on: the forecast objective when the plan says it
+ * planned on the forecast (limits.objectives), else current load with the checker's dimensions.
+ */
+export function objectiveBalance(
+  world: World,
+  aggregate: string,
+  limits: {
+    dimensions: readonly DimensionDef[];
+    objectives: ReadonlyMap<string, { world: World; dims: DimensionDef[] }>;
+  },
+): AggregateBalance {
+  const o = limits.objectives.get(aggregate);
+  return o
+    ? new AggregateBalance(o.world, aggregate, o.dims)
+    : new AggregateBalance(world, aggregate, limits.dimensions);
 }

@@ -3,6 +3,7 @@
 import type { Plan } from '../model/plan.js';
 import type { Snapshot } from '../model/snapshot.js';
 import { CHECKERS } from './checkers/index.js';
+import { forecastObjectives } from './forecast.js';
 import { type CheckOptions, resolveLimits } from './options.js';
 import { replay } from './replay.js';
 import type { CheckResult } from './violations.js';
@@ -24,10 +25,11 @@ export {
 
 export function checkPlan(snapshot: Snapshot, plan: Plan, options?: CheckOptions): CheckResult {
   const world = buildWorld(snapshot);
+  const limits = resolveLimits(plan, options);
   const violations = replay(
     world,
     plan,
-    resolveLimits(plan, options),
+    { ...limits, objectives: forecastObjectives(world, plan, limits.dimensions) },
     CHECKERS.map((create) => create()),
   );
   return { ok: violations.length === 0, violations };

@@ -2,6 +2,7 @@
 import type { Plan, PlanThreshold } from '../model/plan.js';
 import type { Host } from '../model/snapshot.js';
 import type { DimensionDef } from '../policy/types.js';
+import type { Objective } from './forecast.js';
 
 export interface CheckOptions {
   /** Guarantee 6. Default: plan.limits.maxMoves; without either the budget is not checked. */
@@ -39,6 +40,11 @@ export interface Limits {
   /** The worth threshold the plan says its optional moves were held to; undefined: not checked. */
   threshold: PlanThreshold | undefined;
   hotThreshold: number;
+  /**
+   * Aggregates the plan says it balanced on the forecast, with the objective recomputed from the
+   * snapshot's profiles (src/checker/forecast.ts); the others are judged on current load.
+   */
+  objectives: ReadonlyMap<string, Objective>;
 }
 
 export function resolveLimits(plan: Plan, options: CheckOptions = {}): Limits {
@@ -51,5 +57,6 @@ export function resolveLimits(plan: Plan, options: CheckOptions = {}): Limits {
     tolerance: options.tolerance ?? DEFAULT_TOLERANCE,
     threshold: plan.limits?.threshold,
     hotThreshold: plan.limits?.hotThreshold ?? DEFAULT_HOT_THRESHOLD,
+    objectives: new Map(),
   };
 }

@@ -51,6 +51,8 @@ export const VIOLATION_CODES = [
   'mandatory-mislabelled',
   // reasons: every figure and word a reason quotes is true in step order
   'reason-mismatch',
+  // forecast (load: forecast): peaks, fallbacks and the figures reasons quote, from the profiles
+  'forecast-mismatch',
 ] as const;
 
 export type ViolationCode = (typeof VIOLATION_CODES)[number];
@@ -60,7 +62,7 @@ export const WHOLE_PLAN = '*';
 
 export interface Violation {
   code: ViolationCode;
-  /** The checker that found it: references, sequence, placement, capacity, server-groups, repair-only, concurrency, migratability, budget, stats, hygiene, worth, reasons. */
+  /** The checker that found it: references, sequence, placement, capacity, server-groups, repair-only, concurrency, migratability, budget, stats, hygiene, worth, reasons, forecast. */
   constraint: string;
   /** Aggregate the offending move or numbers are listed under; WHOLE_PLAN for plan-wide ones. */
   aggregate: string;

@@ -12,6 +12,7 @@ import type {
   NovaService,
 } from './openstack/nova.js';
 import type { ResourceProvider } from './openstack/placement.js';
+import type { LoadedMetrics } from './prometheus/loads.js';
 import {
   addLoads,
   buildSnapshot,
@@ -53,6 +54,12 @@ export interface IncrementalOptions extends Omit<RecordOptions, 'onProgress'> {
   overlapSeconds?: number;
   /** Server groups and SR-IOV ports are re-read at least every this many cycles (default 10). */
   slowEveryCycles?: number;
+  /**
+   * Per-server metric series are queried every this many cycles (default 6; 1: every cycle, and
+   * always on a full read); in between servers keep the loads last read. Host series are queried
+   * every cycle. Why: docs/openstack.md, "Recording every cycle".
+   */
+  serverMetricsEveryCycles?: number;
 }
 
 export interface CycleChanges {
@@ -68,7 +75,7 @@ export interface CycleChanges {
    * bump a provider's generation when an allocation is removed from it.
    */
   providersReadByHost: number;
-  /** Slow-cadence reads done this cycle ("server groups", "ports"). */
+  /** Slow-cadence reads done this cycle ("server groups", "ports", "server metrics"). */
   reread: string[];
 }
 
@@ -118,6 +125,7 @@ const DEFAULTS = {
   maxGapMs: 3_600_000,
   overlapSeconds: 60,
   slowEveryCycles: 10,
+  serverMetricsEveryCycles: 6,
 };
 
 /** Thrown inside an incremental cycle when its picture cannot be trusted: read in full instead. */
@@ -139,6 +147,8 @@ export class IncrementalRecorder {
   /** Hosts whose providers the next incremental cycle re-reads whatever their generation. */
   private pendingHosts = new Set<string>();
   private running = false;
+  /** The last read of the per-server metric series, and the cycles since. */
+  private serverMetrics: { metrics: LoadedMetrics; cyclesSince: number } | undefined;
   private readonly opts: IncrementalOptions & typeof DEFAULTS;
 
   constructor(
@@ -170,6 +180,7 @@ export class IncrementalRecorder {
   /** Forgets everything: the next cycle is a first cycle. */
   reset(): void {
     this.state = undefined;
+    this.serverMetrics = undefined;
   }
 
   private nowMs(): number {
@@ -250,7 +261,17 @@ export class IncrementalRecorder {
     const t1 = performance.now();
     const built = buildSnapshot(this.session, reads, this.opts, [...st.readWarnings]);
     const t2 = performance.now();
-    await addLoads(this.session, built, this.opts);
+    const kept = this.serverMetrics;
+    const serversDue =
+      full || kept === undefined || kept.cyclesSince + 1 >= Math.max(1, this.opts.serverMetricsEveryCycles);
+    await addLoads(this.session, built, this.opts, serversDue ? undefined : kept.metrics);
+    const metrics = built.result.metrics;
+    if (metrics !== undefined) {
+      if (serversDue) {
+        this.serverMetrics = { metrics, cyclesSince: 0 };
+        if (!full && this.opts.serverMetricsEveryCycles > 1) changes.reread.push('server metrics');
+      } else if (kept !== undefined) kept.cyclesSince++;
+    }
     const t3 = performance.now();
     const callsByService: Record<string, number> = {};
     for (const [svc, n] of stats.byService) {

@@ -24,7 +24,7 @@ import type {
 import { FINAL_MIGRATION_STATUSES } from './openstack/nova.js';
 import { listWithMarker } from './openstack/paging.js';
 import type { PlacementInventory, ResourceProvider } from './openstack/placement.js';
-import { type LoadedMetrics, loadMetrics } from './prometheus/loads.js';
+import { type LoadedMetrics, type LoadTargets, loadMetrics, withServerMetrics } from './prometheus/loads.js';
 import { DEFAULT_METRICS_POLICY, type MetricsPolicy } from './prometheus/policy.js';
 import type { CloudSession } from './session.js';
 import {
@@ -59,6 +59,8 @@ export interface RecordResult {
   migrations: NovaMigration[];
   /** The compute-node resource provider of each recorded host. */
   providers: Map<string, ResourceProvider>;
+  /** What loads were measured for (libvirt names included): the load profiles read their history. */
+  loadTargets?: LoadTargets;
 }
 
 /** vNIC types that bind a port to host hardware: such servers cannot be live-migrated freely. */
@@ -425,26 +427,37 @@ export function buildSnapshot(
   };
 }
 
-/** Measures host and server loads from Prometheus, when the session has it, into the snapshot. */
+const HOSTS_ONLY: ReadonlySet<'host' | 'server'> = new Set(['host']);
+
+/**
+ * Measures host and server loads from Prometheus, when the session has it, into the snapshot.
+ * With `serverFiguresFrom`, only the host rules are queried and servers keep that earlier read's
+ * figures (the incremental recorder reads per-server series on a slower cadence).
+ */
 export async function addLoads(
   session: CloudSession,
   built: BuiltSnapshot,
   opts: RecordOptions,
+  serverFiguresFrom?: LoadedMetrics,
 ): Promise<void> {
   if (!session.prometheus) return;
   const now = opts.now ?? (() => new Date());
   const { snapshot, warnings } = built.result;
   const { hosts, servers } = snapshot;
   const kept = built.kept;
-  const metrics = await loadMetrics(
+  const targets: LoadTargets = {
+    hosts: hosts.map((h) => h.name),
+    servers: kept.map((s) => ({ id: s.id, instanceName: s.instanceName, host: s.host ?? '' })),
+  };
+  built.result.loadTargets = targets;
+  const fresh = await loadMetrics(
     session.prometheus,
     opts.metricsPolicy ?? DEFAULT_METRICS_POLICY,
-    {
-      hosts: hosts.map((h) => h.name),
-      servers: kept.map((s) => ({ id: s.id, instanceName: s.instanceName, host: s.host ?? '' })),
-    },
+    targets,
     now(),
+    serverFiguresFrom === undefined ? undefined : HOSTS_ONLY,
   );
+  const metrics = serverFiguresFrom === undefined ? fresh : withServerMetrics(fresh, serverFiguresFrom);
   for (const h of hosts) {
     const load = metrics.hostLoads.get(h.name);
     if (load) h.load = load;

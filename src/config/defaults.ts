@@ -18,9 +18,9 @@ export const BUILTIN_AGGREGATE: AggregateInput = {
   vcpuRatio: null,
   concurrency: { perSourceHost: 1, perSourceHostOverrides: {}, perDestinationHost: 2, perAggregate: 4 },
   approvals: { expireAfter: '24h' },
-  cooldowns: { server: '24h', aggregate: '15m', afterAbort: '24h' },
+  cooldowns: { server: '24h', aggregate: '15m', afterAbort: '24h', onAbort: 'cooldown' },
   retry: { attempts: 3, backoffBase: '10m', backoffMax: '6h' },
-  migrationTimeout: { margin: 3, floor: '5m', ceiling: '2h' },
+  migrationTimeout: { margin: 3, floor: '5m', ceiling: '2h', abortGiveUp: '15m' },
   dataHealth: { maxSnapshotAge: '15m', maxMetricAge: '5m', maxMissingFraction: 0.05 },
   ratioBounds: {},
 };
@@ -154,6 +154,8 @@ export const DEFAULT_WHY: Record<string, string> = {
   'defaults.cooldowns.server': 'a server moves at most once a day: no guest pays for oscillation',
   'defaults.cooldowns.afterAbort':
     'an abort is a decision: the same moves wait as long as a moved server would before the loop may plan them again',
+  'defaults.cooldowns.onAbort':
+    'an abort holds its servers for a while and then lets the loop decide again; quarantine is for sites that want a person to look first',
   'defaults.cooldowns.aggregate':
     'lets usage settle and metrics catch up after an execution before planning again',
   'defaults.retry.attempts': 'two retries separate transient faults from a server that cannot move',
@@ -164,6 +166,8 @@ export const DEFAULT_WHY: Record<string, string> = {
   'defaults.migrationTimeout.floor': 'small servers still need scheduling and RPC time',
   'defaults.migrationTimeout.ceiling':
     'a migration that has not converged in two hours will not; abort and retry later',
+  'defaults.migrationTimeout.abortGiveUp':
+    'Nova confirms a cancelled migration within seconds to minutes; a quarter of an hour without it means a stuck compute service',
   'defaults.dataHealth.maxSnapshotAge': 'three cycles: older data no longer describes the cloud',
   'defaults.dataHealth.maxMetricAge': 'a few scrape intervals; an older sample means the exporter is down',
   'defaults.dataHealth.maxMissingFraction':

@@ -7,6 +7,7 @@ import { dirname, resolve } from 'node:path';
 import type { z } from 'zod';
 import { cloudFromYamlEntry } from '../cloud/auth/clouds-yaml.js';
 import { readSettingsFile } from '../cloud/config-file.js';
+import { DEFAULT_PROFILE_SETTINGS, type ProfileSettings } from '../cloud/profiles/settings.js';
 import { parseMetricsPolicy } from '../cloud/prometheus/policy.js';
 import type { AggregateDeclarations, SiteDeclarations } from '../cloud/site.js';
 import { formatPath, InputError, type InputIssue } from '../errors.js';
@@ -289,7 +290,11 @@ export async function parseServiceConfig(doc: unknown, opts: ParseOptions): Prom
         else throw e;
       }
     }
-    prometheus = { url: u.prometheus.url, metricsPolicyFile: policyFile };
+    prometheus = {
+      url: u.prometheus.url,
+      metricsPolicyFile: policyFile,
+      profiles: profileSettings(u.prometheus.profiles, issue),
+    };
   }
 
   const cycleIntervalMs = u.cycleInterval ?? b.cycleInterval!;
@@ -669,6 +674,7 @@ function resolveAggregate(
       serverMs: need(layers, (l) => l.cooldowns?.server),
       aggregateMs: need(layers, (l) => l.cooldowns?.aggregate),
       afterAbortMs: need(layers, (l) => l.cooldowns?.afterAbort),
+      onAbort: need(layers, (l) => l.cooldowns?.onAbort),
     },
     retry: {
       attempts: need(layers, (l) => l.retry?.attempts),
@@ -679,6 +685,7 @@ function resolveAggregate(
       margin: need(layers, (l) => l.migrationTimeout?.margin),
       floorMs: need(layers, (l) => l.migrationTimeout?.floor),
       ceilingMs: need(layers, (l) => l.migrationTimeout?.ceiling),
+      abortGiveUpMs: need(layers, (l) => l.migrationTimeout?.abortGiveUp),
     },
     dataHealth: {
       maxSnapshotAgeMs: need(layers, (l) => l.dataHealth?.maxSnapshotAge),
@@ -752,4 +759,47 @@ function checkAggregate(
       a.mode,
     );
   }
+}
+
+const DAY_MS = 86_400_000;
+
+/** prometheus.profiles over the defaults; null when switched off. Bad values are issues. */
+function profileSettings(
+  u:
+    | {
+        enabled?: boolean | undefined;
+        history?: number | undefined;
+        refresh?: number | undefined;
+        resolution?: 'hour-of-week' | 'hour-of-day' | undefined;
+        quantile?: number | undefined;
+        timeZone?: string | undefined;
+        minSamples?: number | undefined;
+      }
+    | undefined,
+  issue: (path: string, message: string, value?: unknown) => void,
+): ProfileSettings | null {
+  if (u?.enabled === false) return null;
+  const d = DEFAULT_PROFILE_SETTINGS;
+  const history = u?.history ?? d.historyDays * DAY_MS;
+  if (history < 7 * DAY_MS || history > 28 * DAY_MS || history % DAY_MS !== 0)
+    issue('prometheus.profiles.history', 'expected whole days from 7d to 28d', formatDuration(history));
+  const refresh = u?.refresh ?? d.refreshMs;
+  if (refresh < 3_600_000)
+    issue('prometheus.profiles.refresh', 'expected at least 1h', formatDuration(refresh));
+  const timeZone = u?.timeZone ?? d.timeZone;
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone });
+  } catch {
+    issue('prometheus.profiles.timeZone', 'expected an IANA time zone name such as Europe/Paris', timeZone);
+  }
+  const quantile = u?.quantile ?? d.quantile;
+  if (quantile <= 0) issue('prometheus.profiles.quantile', 'expected a quantile above 0', quantile);
+  return {
+    historyDays: Math.round(history / DAY_MS),
+    refreshMs: refresh,
+    resolution: u?.resolution ?? d.resolution,
+    quantile,
+    timeZone,
+    minSamples: u?.minSamples ?? d.minSamples,
+  };
 }

@@ -206,6 +206,12 @@ export const aggregateSchema = mapping({
       .describe(
         'the servers of moves an aborted execution did not complete are not moved again before this (0s: off)',
       ),
+    onAbort: z
+      .enum(['cooldown', 'quarantine'])
+      .optional()
+      .describe(
+        'the servers of moves an aborted execution did not complete: held for afterAbort (cooldown), or quarantined until an operator releases them (quarantine)',
+      ),
   })
     .optional()
     .describe('quiet times that make oscillation impossible'),
@@ -224,6 +230,11 @@ export const aggregateSchema = mapping({
       .describe('the timeout is the learned duration times this'),
     floor: duration().optional().describe('shortest timeout'),
     ceiling: duration().optional().describe('longest timeout'),
+    abortGiveUp: duration()
+      .optional()
+      .describe(
+        'an abort Nova has not confirmed after this long ends the move failed ("abort not confirmed") and quarantines its server',
+      ),
   })
     .optional()
     .describe('when a live migration is aborted for taking too long'),
@@ -341,6 +352,28 @@ export const serviceSchema = mapping({
     metricsPolicy: nonEmpty()
       .optional()
       .describe('metrics policy file (docs/openstack.md); relative to this file'),
+    profiles: mapping({
+      enabled: bool().optional().describe('record load profiles from history (default: true)'),
+      history: duration()
+        .optional()
+        .describe('history read at each refresh, 7d to 28d (default 14d), hourly points'),
+      refresh: duration()
+        .optional()
+        .describe("how often an aggregate's profiles are read again (default 1d, at least 1h)"),
+      resolution: z
+        .enum(['hour-of-week', 'hour-of-day'], { error: 'expected "hour-of-week" or "hour-of-day"' })
+        .optional()
+        .describe('slots: 168 hours of the week, or 24 weekday and 24 weekend hours (default hour-of-week)'),
+      quantile: fraction().optional().describe('the quantile each slot keeps (default 0.9)'),
+      timeZone: nonEmpty().optional().describe('IANA time zone the hours are counted in (default UTC)'),
+      minSamples: posInt()
+        .optional()
+        .describe('a slot with fewer samples is unknown and plans on current load (default 2)'),
+    })
+      .optional()
+      .describe(
+        'load profiles: per-server history reduced to a weekly shape (docs/openstack.md, "Load profiles")',
+      ),
   })
     .optional()
     .describe('where measured load comes from; without it, plans use flavor sizes'),

@@ -97,7 +97,7 @@ function aggregateLines(a: AggregateConfig, now: Date): string[] {
     );
   }
   lines.push(
-    `  cooldowns: server ${formatDuration(a.cooldowns.serverMs)}, aggregate ${formatDuration(a.cooldowns.aggregateMs)}, after an abort ${formatDuration(a.cooldowns.afterAbortMs)}; approvals expire after ${formatDuration(a.approvalExpiryMs)}`,
+    `  cooldowns: server ${formatDuration(a.cooldowns.serverMs)}, aggregate ${formatDuration(a.cooldowns.aggregateMs)}, after an abort ${formatDuration(a.cooldowns.afterAbortMs)}${a.cooldowns.onAbort === 'quarantine' ? ' and quarantined until released' : ''}; approvals expire after ${formatDuration(a.approvalExpiryMs)}`,
   );
   return lines;
 }

@@ -1,6 +1,7 @@
 // The configuration the service runs with: parsed, validated, defaults merged. The control loop,
 // the executor and prevention read these types; nothing downstream sees the YAML.
 import type { CloudConfig, EndpointInterface } from '../cloud/auth/config.js';
+import type { ProfileSettings } from '../cloud/profiles/settings.js';
 import type { AggregateDeclarations, SiteDeclarations } from '../cloud/site.js';
 import type { StoragePolicy } from '../cloud/storage.js';
 import type { Policy } from '../policy/types.js';
@@ -119,9 +120,15 @@ export interface AggregateConfig {
     perAggregate: number;
   };
   approvalExpiryMs: number;
-  cooldowns: { serverMs: number; aggregateMs: number; afterAbortMs: number };
+  cooldowns: {
+    serverMs: number;
+    aggregateMs: number;
+    afterAbortMs: number;
+    /** What happens to the servers of moves an aborted execution did not complete. */
+    onAbort: 'cooldown' | 'quarantine';
+  };
   retry: { attempts: number; backoffBaseMs: number; backoffMaxMs: number };
-  migrationTimeout: { margin: number; floorMs: number; ceilingMs: number };
+  migrationTimeout: { margin: number; floorMs: number; ceilingMs: number; abortGiveUpMs: number };
   dataHealth: { maxSnapshotAgeMs: number; maxMetricAgeMs: number; maxMissingFraction: number };
   /** What `check` reads: windows, ratio bounds, nova.conf ratio pinning. */
   site: AggregateDeclarations;
@@ -160,7 +167,12 @@ export interface ServiceConfig {
   file: string | undefined;
   /** Who reads, who acts, who runs canaries (docs/credentials.md). */
   credentials: { reader: CredentialRef; actuator: CredentialRef | null; tasks: CredentialRef | null };
-  prometheus: { url: string; metricsPolicyFile: string | null } | null;
+  prometheus: {
+    url: string;
+    metricsPolicyFile: string | null;
+    /** Load profiles from history; null: not recorded. */
+    profiles: ProfileSettings | null;
+  } | null;
   store: StoreConfig;
   retention: RetentionConfig;
   /** One process (local locks) or replicas on etcd. */

@@ -11,6 +11,7 @@ import {
   MOVE_STATES,
   type MoveRecord,
   type MoveState,
+  QUARANTINED,
 } from './journal.js';
 import { MoveDriver } from './move-driver.js';
 import {
@@ -45,9 +46,17 @@ export class ExecutionRun {
   private readonly driver: MoveDriver;
   private readonly tasks = new Map<number, Promise<void>>();
   private fatal: unknown = null;
-  private wake: () => void = () => {};
+  /** Wakes the loop from its wait; between two waits it marks the turn to be run again. */
+  private wake: () => void = () => {
+    this.woken = true;
+  };
+  private woken = false;
+  /** The moves' steps in order (the set of moves never changes once loaded). */
+  private stepOrder: number[] | null = null;
   /** null: no lock service (single process, no tasks). */
   private readonly hostLocks: ExecutionHostLocks | null;
+  /** The highest wave whose gain was judged: the first by whoever started or resumed the run. */
+  private checkedWave: number | null = null;
 
   constructor(deps: ExecutorDeps, execution: ExecutionRecord, window: RunWindow) {
     this.book = new RunBook(deps, execution, window);
@@ -135,12 +144,22 @@ export class ExecutionRun {
           break;
         }
       }
+      // A move that ended while this turn ran has freed its slot already: go round again now
+      // rather than at the next poll.
+      if (this.woken) {
+        this.woken = false;
+        continue;
+      }
       await Promise.race([
         new Promise<void>((resolve) => {
           this.wake = resolve;
         }),
         clock.sleep(this.book.deps.settings.pollSeconds * 1000),
       ]);
+      this.wake = () => {
+        this.woken = true;
+      };
+      this.woken = false;
     }
     // Drivers notice a lost ownership at their next turn (at most a poll interval away).
     await Promise.allSettled([...this.tasks.values()]);
@@ -149,9 +168,29 @@ export class ExecutionRun {
     if (this.fatal && !this.stillOwned()) handedOver = true;
     if (handedOver) return this.summary('handed-over');
     if (this.fatal) throw this.fatal;
+    // Before the execution is final: a process killed between the two quarantines again on resume.
+    if (ended === 'aborted' && this.book.deps.settings.onAbort === 'quarantine')
+      await this.quarantineAborted();
     await this.book.deps.journal.finishExecution(this.book.execution.id, ended, this.book.iso());
     await this.book.audit('execution-ended', null, ended);
     return this.summary(ended);
+  }
+
+  /**
+   * cooldowns.onAbort = quarantine: the servers of the moves this aborted execution did not
+   * complete wait for an operator's release, not for a cooldown. One already quarantined by its
+   * own move (an abort Nova never confirmed, its last retry failed) keeps that reason.
+   */
+  private async quarantineAborted(): Promise<void> {
+    const why = this.book.aborted() ?? this.book.resumedAbort ?? 'the window ended or a pause came';
+    for (const rec of this.book.moves.values()) {
+      if (rec.state === 'completed' || rec.detail?.endsWith(QUARANTINED) === true) continue;
+      await this.book.quarantine(
+        rec,
+        `its move ${rec.from} -> ${rec.to} was in execution ${this.book.execution.id}, aborted (${why}) (cooldowns.onAbort: quarantine)`,
+        null,
+      );
+    }
   }
 
   private summary(state: ExecutionSummary['state']): ExecutionSummary {
@@ -168,7 +207,10 @@ export class ExecutionRun {
   private async startEligible(now: number): Promise<void> {
     const open = [...this.book.moves.values()].filter((m) => !FINAL_MOVE_STATES.includes(m.state));
     const firstOpenWave = Math.min(...open.map((m) => m.wave));
-    for (const rec of [...this.book.moves.values()].sort((a, b) => a.step - b.step)) {
+    if (!(await this.waveStillPays(firstOpenWave))) return;
+    this.stepOrder ??= [...this.book.moves.keys()].sort((a, b) => a - b);
+    for (const step of this.stepOrder) {
+      const rec = this.book.move(step);
       if (rec.state !== 'pending' || this.tasks.has(rec.step)) continue;
       // The plan's capacity reasoning holds wave by wave: a later wave waits for the earlier ones.
       if (rec.wave > firstOpenWave) continue;
@@ -197,6 +239,45 @@ export class ExecutionRun {
       }
       this.launch(rec.step, lease, false, locked.hosts);
     }
+  }
+
+  /**
+   * Before a wave after the first starts: its moves not yet sent are judged again on a fresh
+   * reading, and those that no longer pay are skipped with why (a move that needed one of them
+   * follows, as for any step that did not complete). false: the reading failed, try again later.
+   * The first wave was judged by whoever started or resumed the execution (the loop's start check).
+   */
+  private async waveStillPays(wave: number): Promise<boolean> {
+    const check = this.book.deps.waveCheck;
+    if (this.checkedWave === null || check === undefined) {
+      this.checkedWave = wave;
+      return true;
+    }
+    if (wave <= this.checkedWave) return true;
+    const moves = [...this.book.moves.values()].filter(
+      (m) => m.wave === wave && m.state === 'pending' && m.issuedAt === null && !this.tasks.has(m.step),
+    );
+    let dropped: { step: number; why: string }[];
+    try {
+      dropped = moves.length === 0 ? [] : await check({ execution: this.book.execution, wave, moves });
+    } catch (e) {
+      this.book.counters.readErrors++;
+      this.book.deps.logger?.debug('executor: wave gain re-check failed, asking again later', {
+        execution: this.book.execution.id,
+        wave,
+        error: e instanceof Error ? e.message : String(e),
+      });
+      return false;
+    }
+    for (const d of dropped) {
+      const rec = this.book.moves.get(d.step);
+      if (rec === undefined || rec.wave !== wave || rec.state !== 'pending') continue;
+      const why = `gain re-check before wave ${wave}: ${d.why}`;
+      await this.book.endPending(rec, why);
+      await this.book.audit('gain-dropped', rec, why);
+    }
+    this.checkedWave = wave;
+    return true;
   }
 
   private lockHosts(rec: MoveRecord): Promise<MoveHostLocks> {

@@ -4,11 +4,14 @@
 import { randomUUID } from 'node:crypto';
 import { ExecutionRun, type ExecutionSummary, type ExecutorDeps, type RunWindow } from './execution.js';
 import type { ExecutionRecord, PlannedMove } from './journal.js';
+import { newWatch } from './run-book.js';
+import { ComputeServiceReads } from './service-reads.js';
 
 export type { ExecutionSummary, ExecutorDeps, RunCounters, RunWindow } from './execution.js';
 export type { ExecutionJournal, ExecutionRecord, MoveRecord, MoveState, PlannedMove } from './journal.js';
 export { FINAL_MOVE_STATES, MOVE_STATES } from './journal.js';
 export { MemoryJournal } from './memory-journal.js';
+export { MigrationWatch } from './migration-watch.js';
 export { OpenStackExecutorCloud } from './openstack-cloud.js';
 export * from './ports.js';
 export { ExecutorService, type ExecutorServiceOptions, toPlannedMove } from './service.js';
@@ -66,7 +69,27 @@ export function validateMoves(moves: PlannedMove[]): void {
 export class Executor {
   private readonly runs = new Map<string, ExecutionRun>();
 
-  constructor(private readonly deps: ExecutorDeps) {}
+  private readonly deps: ExecutorDeps;
+
+  constructor(deps: ExecutorDeps) {
+    // One listing of live migrations and one of services for the whole process: every run and
+    // every move shares them.
+    this.deps = {
+      ...deps,
+      watch: deps.watch ?? newWatch(deps),
+      services: deps.services ?? new ComputeServiceReads(deps.cloud, deps.clock),
+    };
+  }
+
+  /** Nova said a migration moved on (a notification): list the migrations now, not at the next poll. */
+  migrationActivity(): void {
+    this.deps.watch?.pollNow();
+  }
+
+  /** Listings of live migrations made so far (and failed), for benches and metrics. */
+  watchCounters(): { polls: number; pollErrors: number } {
+    return { ...(this.deps.watch?.counters ?? { polls: 0, pollErrors: 0 }) };
+  }
 
   /** Executions this executor is running now. */
   running(): { executionId: string; aggregate: string; inFlight: { servers: string[]; hosts: string[] } }[] {

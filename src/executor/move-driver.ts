@@ -2,7 +2,7 @@
 // Nova's record, abort, and what a failure leads to (retry, failed, quarantine). Every step is
 // written to the journal (through the run's book) before and after the call it announces.
 import { findAttemptMigration, isFinalMigration, judge, type Outcome } from './attempt.js';
-import { type MoveRecord, RETRY_REFUSED } from './journal.js';
+import { type MoveRecord, QUARANTINED, RETRY_REFUSED } from './journal.js';
 import { ActuatorError, type LiveMigrationView, type ServerView } from './ports.js';
 import { preflight } from './preflight.js';
 import { type AbortKind, abortingDetail, abortKindOf, type RunBook } from './run-book.js';
@@ -19,6 +19,8 @@ interface AttemptContext {
   abortKind: AbortKind | null;
   abortWhy: string | null;
   lastAbortSentAt: number | null;
+  /** When this process began confirming the abort (settings.abortGiveUpSeconds counts from it). */
+  abortStartedAt: number | null;
   /** An anomaly is only believed when two reads in a row show it. */
   anomalySeen: string | null;
   /** Amounts the destination will hold for this move; null when not read. */
@@ -26,6 +28,12 @@ interface AttemptContext {
 }
 
 const ABORTABLE = new Set(['running', 'queued', 'preparing']);
+
+/**
+ * Polls of silence after which a move reads its server and records itself: the listing shows
+ * every change of a record, but not a record that left it (deleted with its server).
+ */
+const VERIFY_AFTER_POLLS = 10;
 
 export class MoveDriver {
   constructor(private readonly book: RunBook) {}
@@ -38,6 +46,7 @@ export class MoveDriver {
       abortKind: null,
       abortWhy: null,
       lastAbortSentAt: null,
+      abortStartedAt: null,
       anomalySeen: null,
       need: null,
     };
@@ -80,7 +89,9 @@ export class MoveDriver {
     const release = await this.book.lockDestination(rec.to);
     let pf: Awaited<ReturnType<typeof preflight>>;
     try {
-      pf = await preflight(this.book.deps.cloud, rec, this.book.comingTo(rec.to));
+      pf = await preflight(this.book.deps.cloud, rec, this.book.comingTo(rec.to), (h) =>
+        this.book.services.get(h),
+      );
       if (pf.ok) this.book.setComing(rec, pf.need);
     } catch (e) {
       this.book.readFailed('pre-flight', rec, e);
@@ -156,6 +167,7 @@ export class MoveDriver {
   private async resolveIssuing(rec: MoveRecord, ctx: AttemptContext): Promise<void> {
     const { clock, settings } = this.book.deps;
     const issuedAt = rec.issuedAt === null ? clock.now() : Date.parse(rec.issuedAt);
+    if (ctx.accepted && (await this.awaitRecordListed(rec))) return;
     if (!ctx.accepted) {
       // A request still travelling must land before its absence from Nova's records means anything.
       const settleUntil = issuedAt + settings.settleSeconds * 1000;
@@ -243,32 +255,143 @@ export class MoveDriver {
     }
   }
 
+  /**
+   * An accepted call: wait for its record in the shared listing (no read of our own). true: the
+   * record showed up and the move is `migrating`; false: it did not within `verifyAfter`, or
+   * only a final record showed up beside a server still busy: the caller reads Nova directly.
+   */
+  private async awaitRecordListed(rec: MoveRecord): Promise<boolean> {
+    const { clock, settings } = this.book.deps;
+    const issuedAt = rec.issuedAt === null ? clock.now() : Date.parse(rec.issuedAt);
+    const watch = this.book.watch.follow(rec.serverId, {
+      expectedSeconds: rec.estimatedSeconds,
+      reachBackTo: null,
+    });
+    try {
+      for (;;) {
+        this.book.checkOwned();
+        const seen = watch.version();
+        const found = this.currentMigration(rec, watch.records());
+        if (found) {
+          if (isFinalMigration(found.status)) {
+            // A final record beside a busy server is an older one (resolveIssuing's rule): let
+            // the direct reads decide.
+            const server = await this.readServer(rec);
+            if (server === undefined || server?.taskState != null) return false;
+          }
+          await this.book.transition(rec, 'issuing', {
+            state: 'migrating',
+            novaMigrationId: found.id,
+            detail: `attempt ${rec.attempt}: Nova migration ${found.id} (${found.status})`,
+          });
+          await this.book.audit('migration-found', rec, `Nova migration ${found.id} is ${found.status}`);
+          return true;
+        }
+        if (clock.now() - issuedAt >= this.verifyAfterMs(rec)) return false;
+        await watch.changed(seen, settings.pollSeconds * 1000);
+      }
+    } finally {
+      watch.close();
+    }
+  }
+
+  /**
+   * Nothing heard about a followed migration for this long: read its server and records
+   * directly. A record changes status at most a few times (the fake driver's running record
+   * not at all for the whole copy): silence is only suspect beyond twice the move's estimate.
+   */
+  private verifyAfterMs(rec: MoveRecord): number {
+    const { pollSeconds } = this.book.deps.settings;
+    return Math.max(pollSeconds * VERIFY_AFTER_POLLS, 2 * rec.estimatedSeconds) * 1000;
+  }
+
+  /**
+   * Follows the migration through the shared listing: a record that changed wakes this move; a
+   * final one is checked against the server (one read); nothing heard for `verifyAfter` means a
+   * direct read of the server and its records (a record that left the listing, a server deleted).
+   */
   private async follow(rec: MoveRecord, ctx: AttemptContext): Promise<void> {
     const { clock, settings } = this.book.deps;
-    for (;;) {
-      this.book.checkOwned();
-      const abort = this.book.abortReason(rec);
-      if (abort) {
-        ctx.abortKind = abort.kind;
-        ctx.abortWhy = abort.why;
-        await this.book.transition(rec, 'migrating', {
-          state: 'aborting',
-          detail: abortingDetail(rec.attempt, rec.novaMigrationId, abort.kind, abort.why),
-        });
-        return;
-      }
-      const read = await this.readServerAndMigrations(rec);
-      const m = read ? this.currentMigration(rec, read.migrations) : undefined;
-      if (read && m) {
-        if (rec.novaMigrationId === null) {
-          rec = await this.book.transition(rec, 'migrating', { state: 'migrating', novaMigrationId: m.id });
+    const watch = this.book.watch.follow(rec.serverId, {
+      expectedSeconds: rec.estimatedSeconds,
+      // Found in flight after a restart: its record may have last changed long ago.
+      reachBackTo: ctx.resumed
+        ? (rec.issuedAt === null ? clock.now() : Date.parse(rec.issuedAt)) - settings.clockSkewSeconds * 1000
+        : null,
+    });
+    try {
+      let seen = -1;
+      let quietSince = clock.now();
+      for (;;) {
+        this.book.checkOwned();
+        const abort = this.book.abortReason(rec);
+        if (abort) {
+          ctx.abortKind = abort.kind;
+          ctx.abortWhy = abort.why;
+          await this.book.transition(rec, 'migrating', {
+            state: 'aborting',
+            detail: abortingDetail(rec.attempt, rec.novaMigrationId, abort.kind, abort.why),
+          });
+          return;
         }
-        if (m.status !== 'accepted') this.book.dropComing(rec.step);
-        const outcome = judge(rec, read.server, m);
-        if (await this.settle(rec, ctx, m, outcome, null)) return;
+        if (watch.version() !== seen) {
+          seen = watch.version();
+          quietSince = clock.now();
+        }
+        let direct: { server: ServerView | null; migrations: LiveMigrationView[] } | null = null;
+        if (clock.now() - quietSince >= this.verifyAfterMs(rec)) {
+          direct = await this.readServerAndMigrations(rec);
+          if (direct) watch.learn(direct.migrations);
+          seen = watch.version();
+          quietSince = clock.now();
+        }
+        const m = this.currentMigration(rec, direct ? direct.migrations : watch.records());
+        if (m) {
+          if (rec.novaMigrationId === null) {
+            rec = await this.book.transition(rec, 'migrating', { state: 'migrating', novaMigrationId: m.id });
+          }
+          if (m.status !== 'accepted') this.book.dropComing(rec.step);
+          // A running record needs no server read; a final one is judged with the server.
+          const server = direct
+            ? direct.server
+            : isFinalMigration(m.status)
+              ? await this.readServer(rec)
+              : undefined;
+          if (server !== undefined) {
+            const outcome = judge(rec, server, m);
+            if (await this.settle(rec, ctx, m, outcome, null)) return;
+          }
+        } else if (direct) {
+          const gone = this.recordGone(rec, direct.server);
+          if (gone && (await this.settleGone(rec, ctx, gone))) return;
+        }
+        await watch.changed(seen, settings.pollSeconds * 1000);
       }
-      await clock.sleep(settings.pollSeconds * 1000);
+    } finally {
+      watch.close();
     }
+  }
+
+  /**
+   * The followed record is in neither the listing nor the server's own records: Nova deleted it
+   * with its server, or someone removed it. What the server shows decides; null while it is
+   * still busy (a task state) and may yet explain itself.
+   */
+  private recordGone(rec: MoveRecord, server: ServerView | null): string | null {
+    const id = rec.novaMigrationId ?? '?';
+    if (!server) return `migration ${id} disappeared and server ${rec.serverId} no longer exists`;
+    if (server.taskState !== null) return null;
+    return `migration ${id} disappeared from Nova's records; the server is ${server.status} on ${server.host ?? 'no host'}`;
+  }
+
+  /** A record gone is believed on the second direct read that shows it gone; then failed and quarantined. */
+  private async settleGone(rec: MoveRecord, ctx: AttemptContext, detail: string): Promise<boolean> {
+    if (ctx.anomalySeen !== detail) {
+      ctx.anomalySeen = detail;
+      return false;
+    }
+    await this.attemptFailed(rec, detail, null, 'quarantine');
+    return true;
   }
 
   private async finishAbort(rec: MoveRecord, ctx: AttemptContext): Promise<void> {
@@ -276,6 +399,8 @@ export class MoveDriver {
     const why = ctx.abortWhy ?? rec.detail ?? 'abort requested before a restart';
     // Resumed after a restart: the journal says which kind of abort this was.
     ctx.abortKind ??= abortKindOf(rec.detail);
+    ctx.abortStartedAt ??= clock.now();
+    let lastSeen = 'no migration record read yet';
     for (;;) {
       this.book.checkOwned();
       const read = await this.readServerAndMigrations(rec);
@@ -283,7 +408,21 @@ export class MoveDriver {
       if (read && m) {
         const outcome = judge(rec, read.server, m);
         if (await this.settle(rec, ctx, m, outcome, why)) return;
-        const now = clock.now();
+        lastSeen = `migration ${m.id} last seen ${m.status}`;
+      }
+      const now = clock.now();
+      if (now - ctx.abortStartedAt >= settings.abortGiveUpSeconds * 1000) {
+        // Nova neither cancelled nor finished it: the server may still end up on either host, so
+        // the move ends here and nobody plans that server again until an operator releases it.
+        await this.attemptFailed(
+          rec,
+          `abort not confirmed by Nova after ${Math.round((now - ctx.abortStartedAt) / 1000)} s (${lastSeen}; ${why}); the server may end on ${rec.from} or ${rec.to}`,
+          null,
+          'quarantine',
+        );
+        return;
+      }
+      if (read && m) {
         const resendAfter = settings.pollSeconds * 5 * 1000;
         if (
           ABORTABLE.has(m.status) &&
@@ -413,7 +552,7 @@ export class MoveDriver {
         : '';
     await this.book.transition(rec, from, {
       state: 'failed',
-      detail: `attempt ${rec.attempt} failed: ${detail}${why}${quarantined ? '; server quarantined' : ''}`,
+      detail: `attempt ${rec.attempt} failed: ${detail}${why}${quarantined ? QUARANTINED : ''}`,
     });
     await this.book.audit('move-failed', rec, detail);
     if (quarantined) {
@@ -434,6 +573,16 @@ export class MoveDriver {
     } catch (e) {
       this.book.readFailed('follow', rec, e);
       return null;
+    }
+  }
+
+  /** The server now; undefined when the read failed (asked again later), null when it is gone. */
+  private async readServer(rec: MoveRecord): Promise<ServerView | null | undefined> {
+    try {
+      return await this.book.deps.cloud.getServer(rec.serverId);
+    } catch (e) {
+      this.book.readFailed('follow', rec, e);
+      return undefined;
     }
   }
 

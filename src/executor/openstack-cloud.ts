@@ -4,13 +4,14 @@
 // the executor's plain views and failure kinds.
 import type { Actuator } from '../cloud/actuator.js';
 import { CloudError } from '../cloud/errors.js';
-import type { NovaClient, NovaHypervisor } from '../cloud/openstack/nova.js';
+import type { NovaClient, NovaHypervisor, NovaMigration, NovaService } from '../cloud/openstack/nova.js';
 import type { PlacementClient } from '../cloud/openstack/placement.js';
 import {
   ActuatorError,
   type ComputeServiceView,
   type ExecutorCloud,
   type HostRoomView,
+  type LiveMigrationChanges,
   type LiveMigrationView,
   type ServerView,
 } from './ports.js';
@@ -22,6 +23,28 @@ export function parseNovaTime(t: string): number {
 
 function isNotFound(e: unknown): boolean {
   return e instanceof CloudError && e.status === 404;
+}
+
+function liveMigrationView(m: NovaMigration): LiveMigrationView {
+  return {
+    id: m.id,
+    serverId: m.serverId,
+    status: m.status,
+    source: m.sourceCompute,
+    dest: m.destCompute,
+    createdAt: parseNovaTime(m.createdAt),
+    updatedAt: m.updatedAt === null ? null : parseNovaTime(m.updatedAt),
+  };
+}
+
+function serviceView(svc: NovaService): ComputeServiceView {
+  return {
+    host: svc.host,
+    up: svc.state === 'up',
+    enabled: svc.status === 'enabled',
+    forcedDown: svc.forcedDown,
+    disabledReason: svc.disabledReason,
+  };
 }
 
 /** A refusal is an answer (nothing started); anything else leaves the outcome to be read from Nova. */
@@ -52,6 +75,7 @@ export type ExecutorWrites = Pick<Actuator, 'kind' | 'liveMigrate' | 'abortMigra
 
 export class OpenStackExecutorCloud implements ExecutorCloud {
   private providerOfHost = new Map<string, string>();
+  private providersLoading: Promise<void> | null = null;
   private readonly nova: ExecutorReads['nova'];
   private readonly placement: ExecutorReads['placement'];
 
@@ -78,28 +102,37 @@ export class OpenStackExecutorCloud implements ExecutorCloud {
     const all = await this.nova.listMigrations({ serverId, migrationType: 'live-migration' });
     return all
       .filter((m) => m.serverId === serverId)
-      .map((m) => ({
-        id: m.id,
-        serverId: m.serverId,
-        status: m.status,
-        source: m.sourceCompute,
-        dest: m.destCompute,
-        createdAt: parseNovaTime(m.createdAt),
-        updatedAt: m.updatedAt === null ? null : parseNovaTime(m.updatedAt),
-      }))
+      .map(liveMigrationView)
       .sort((a, b) => b.id - a.id);
+  }
+
+  async listLiveMigrationsChangedSince(sinceMs: number): Promise<LiveMigrationChanges> {
+    let first: NovaMigration[] | null = null;
+    const all = await this.nova.listMigrations(
+      { changesSince: new Date(sinceMs).toISOString(), migrationType: 'live-migration' },
+      (page) => {
+        first ??= page;
+      },
+    );
+    let newest: number | null = null;
+    for (const m of (first ?? []) as NovaMigration[]) {
+      if (m.updatedAt === null) continue;
+      const t = parseNovaTime(m.updatedAt);
+      if (newest === null || t > newest) newest = t;
+    }
+    return {
+      records: all.filter((m) => m.migrationType === 'live-migration').map(liveMigrationView),
+      newestOnFirstPage: newest,
+    };
   }
 
   async getComputeService(host: string): Promise<ComputeServiceView | null> {
     const svc = (await this.nova.listServices('nova-compute', host)).find((s) => s.host === host);
-    if (!svc) return null;
-    return {
-      host: svc.host,
-      up: svc.state === 'up',
-      enabled: svc.status === 'enabled',
-      forcedDown: svc.forcedDown,
-      disabledReason: svc.disabledReason,
-    };
+    return svc ? serviceView(svc) : null;
+  }
+
+  async listComputeServices(): Promise<ComputeServiceView[]> {
+    return (await this.nova.listServices('nova-compute')).map(serviceView);
   }
 
   async getHostRoom(host: string): Promise<HostRoomView | null> {
@@ -146,6 +179,15 @@ export class OpenStackExecutorCloud implements ExecutorCloud {
   private async providerOf(host: string): Promise<string | undefined> {
     const known = this.providerOfHost.get(host);
     if (known) return known;
+    // Pre-flights starting together (an execution's first moves) share one reading of the lists.
+    this.providersLoading ??= this.loadProviders().finally(() => {
+      this.providersLoading = null;
+    });
+    await this.providersLoading;
+    return this.providerOfHost.get(host);
+  }
+
+  private async loadProviders(): Promise<void> {
     const hypervisors: NovaHypervisor[] = await this.nova.listHypervisors();
     const providers = await this.placement.listResourceProviders();
     const byUuid = new Set(providers.map((p) => p.uuid));
@@ -159,6 +201,5 @@ export class OpenStackExecutorCloud implements ExecutorCloud {
     for (const p of providers)
       if (p.parentProviderUuid === null && !next.has(p.name)) next.set(p.name, p.uuid);
     this.providerOfHost = next;
-    return next.get(host);
   }
 }

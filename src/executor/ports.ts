@@ -2,6 +2,8 @@
 // the sinks the store implements later (quarantine, cost samples, audit). Plain types only, so
 // an adapter on OpenStack, the store or a test can implement each one without the executor.
 
+import type { ExecutionRecord, MoveRecord } from './journal.js';
+
 /** Time as the executor sees it: epoch milliseconds, and a way to wait. Injected for tests. */
 export interface Clock {
   now(): number;
@@ -41,7 +43,7 @@ export interface ServerView {
   fault: string | null;
 }
 
-/** One live-migration record of a server, from os-migrations (never filtered by changes-since). */
+/** One live-migration record, from os-migrations. */
 export interface LiveMigrationView {
   id: number;
   serverId: string;
@@ -51,6 +53,17 @@ export interface LiveMigrationView {
   /** Epoch ms, Nova's clock. */
   createdAt: number;
   updatedAt: number | null;
+}
+
+/** Live-migration records changed since a time, from one listing of os-migrations. */
+export interface LiveMigrationChanges {
+  records: LiveMigrationView[];
+  /**
+   * The newest updated_at (Nova's clock) on the listing's first page, or null when it was empty:
+   * a record created after that page was read has an updated_at at or after it, so the next
+   * listing can start from here (less an overlap) without missing it.
+   */
+  newestOnFirstPage: number | null;
 }
 
 export interface ComputeServiceView {
@@ -102,8 +115,16 @@ export interface ExecutorCloud {
   getServer(serverId: string): Promise<ServerView | null>;
   /** Every live-migration record of the server, newest first. */
   listLiveMigrations(serverId: string): Promise<LiveMigrationView[]>;
+  /**
+   * Every live-migration record of any server whose updated_at is at or after `sinceMs` (Nova's
+   * `changes-since`; a record never saved since its creation has none and is not listed), all
+   * pages. One call per page: how the executor follows all its migrations at once.
+   */
+  listLiveMigrationsChangedSince(sinceMs: number): Promise<LiveMigrationChanges>;
   /** The nova-compute service of a host; null when there is none. */
   getComputeService(host: string): Promise<ComputeServiceView | null>;
+  /** Every nova-compute service, in one call. */
+  listComputeServices(): Promise<ComputeServiceView[]>;
   /** null when the host has no resource provider. */
   getHostRoom(host: string): Promise<HostRoomView | null>;
   /** What the server holds in Placement (the amounts a destination must take), by resource class. */
@@ -165,6 +186,18 @@ export interface CooldownSink {
   recordMove(move: MovedServer): Promise<void>;
 }
 
+/**
+ * Before a later wave of an execution starts, what its moves are worth on a fresh reading: the
+ * steps that no longer pay, each with why. Earlier waves changed the aggregate, and time passed
+ * since the plan was made (issue 24). A failed reading throws: the wave waits for the next try.
+ */
+export type WaveGainCheck = (input: {
+  execution: ExecutionRecord;
+  wave: number;
+  /** The wave's moves not yet sent to Nova (pending, first attempt). */
+  moves: readonly MoveRecord[];
+}) => Promise<{ step: number; why: string }[]>;
+
 export const AUDIT_ACTIONS = [
   'execution-started',
   'execution-ended',
@@ -177,6 +210,7 @@ export const AUDIT_ACTIONS = [
   'retry-scheduled',
   'quarantined',
   'reconciled',
+  'gain-dropped',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -2,7 +2,7 @@
 // and can Nova carry it out now? Everything is read fresh from Nova and Placement; nothing the
 // plan assumed is trusted. A refusal names what was found.
 import type { PlannedMove } from './journal.js';
-import type { ExecutorCloud, HostRoomView } from './ports.js';
+import type { ComputeServiceView, ExecutorCloud, HostRoomView } from './ports.js';
 
 export type PreflightResult =
   | { ok: true; need: Record<string, number> }
@@ -46,49 +46,62 @@ export function roomProblem(
 /**
  * Checks one move against the cloud as it is now. `alreadyComing` is what migrations this
  * executor started towards the destination will claim but Placement may not show yet.
+ * `service` reads a host's nova-compute service (default: one read per host). Every read is
+ * asked at once (they change nothing), so a pre-flight costs one round trip; the checks then
+ * run in order, and a read that failed only matters when its check is reached.
  */
 export async function preflight(
   cloud: ExecutorCloud,
   move: PlannedMove,
   alreadyComing: Record<string, number>,
+  service: (host: string) => Promise<ComputeServiceView | null> = (h) => cloud.getComputeService(h),
 ): Promise<PreflightResult> {
-  const server = await cloud.getServer(move.serverId);
-  if (!server) return refuse(`server ${move.serverId} no longer exists`);
-  if (server.status !== 'ACTIVE') {
-    return refuse(
-      `server is ${server.status}, not ACTIVE${server.fault ? ` (fault: ${server.fault})` : ''}`,
-      server.status === 'ERROR' ? (server.fault ?? 'server is in ERROR') : null,
-    );
-  }
-  if (server.taskState !== null) return refuse(`server has task state ${server.taskState}`);
-  if (server.host !== move.from) {
-    return refuse(
-      server.host === move.to
-        ? `server is already on its destination ${move.to}`
-        : `server is on ${server.host ?? 'no host'}, not on the plan's source ${move.from}`,
-    );
-  }
-  const [source, dest] = await Promise.all([
-    cloud.getComputeService(move.from),
-    cloud.getComputeService(move.to),
-  ]);
-  if (!source) return refuse(`source ${move.from} has no nova-compute service`);
-  if (!source.up || source.forcedDown) return refuse(`source ${move.from}: nova-compute is down`);
-  if (!dest) return refuse(`destination ${move.to} has no nova-compute service`);
-  if (dest.forcedDown) return refuse(`destination ${move.to}: nova-compute is forced down`);
-  if (!dest.up) return refuse(`destination ${move.to}: nova-compute is down`);
-  if (!dest.enabled) {
-    return refuse(
-      `destination ${move.to} is disabled${dest.disabledReason ? ` (${dest.disabledReason})` : ''}`,
-    );
-  }
-  const [need, room] = await Promise.all([
+  const reads = await Promise.allSettled([
+    cloud.getServer(move.serverId),
+    service(move.from),
+    service(move.to),
     cloud.getServerAllocation(move.serverId),
     cloud.getHostRoom(move.to),
-  ]);
-  if (Object.keys(need).length === 0) return refuse('server holds no allocation in Placement');
-  if (!room) return refuse(`destination ${move.to} has no resource provider in Placement`);
-  const problem = roomProblem(move.to, room, need, alreadyComing);
-  if (!problem) return { ok: true, need };
-  return refuse(problem, null, roomProblem(move.to, room, need, {}) === null);
+  ] as const);
+  const s = settled(reads[0]);
+  if (!s) return refuse(`server ${move.serverId} no longer exists`);
+  if (s.status !== 'ACTIVE') {
+    return refuse(
+      `server is ${s.status}, not ACTIVE${s.fault ? ` (fault: ${s.fault})` : ''}`,
+      s.status === 'ERROR' ? (s.fault ?? 'server is in ERROR') : null,
+    );
+  }
+  if (s.taskState !== null) return refuse(`server has task state ${s.taskState}`);
+  if (s.host !== move.from) {
+    return refuse(
+      s.host === move.to
+        ? `server is already on its destination ${move.to}`
+        : `server is on ${s.host ?? 'no host'}, not on the plan's source ${move.from}`,
+    );
+  }
+  const src = settled(reads[1]);
+  const dst = settled(reads[2]);
+  if (!src) return refuse(`source ${move.from} has no nova-compute service`);
+  if (!src.up || src.forcedDown) return refuse(`source ${move.from}: nova-compute is down`);
+  if (!dst) return refuse(`destination ${move.to} has no nova-compute service`);
+  if (dst.forcedDown) return refuse(`destination ${move.to}: nova-compute is forced down`);
+  if (!dst.up) return refuse(`destination ${move.to}: nova-compute is down`);
+  if (!dst.enabled) {
+    return refuse(
+      `destination ${move.to} is disabled${dst.disabledReason ? ` (${dst.disabledReason})` : ''}`,
+    );
+  }
+  const amounts = settled(reads[3]);
+  const r = settled(reads[4]);
+  if (Object.keys(amounts).length === 0) return refuse('server holds no allocation in Placement');
+  if (!r) return refuse(`destination ${move.to} has no resource provider in Placement`);
+  const problem = roomProblem(move.to, r, amounts, alreadyComing);
+  if (!problem) return { ok: true, need: amounts };
+  return refuse(problem, null, roomProblem(move.to, r, amounts, {}) === null);
+}
+
+/** The value of a read, or its failure thrown where the check that needs it runs. */
+function settled<T>(r: PromiseSettledResult<T>): T {
+  if (r.status === 'rejected') throw r.reason;
+  return r.value;
 }

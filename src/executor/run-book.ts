@@ -12,6 +12,7 @@ import type {
   PlannedMove,
 } from './journal.js';
 import { applyTransition } from './memory-journal.js';
+import { MigrationWatch } from './migration-watch.js';
 import type {
   AuditAction,
   AuditSink,
@@ -20,7 +21,9 @@ import type {
   CostSampleSink,
   ExecutorCloud,
   QuarantineSink,
+  WaveGainCheck,
 } from './ports.js';
+import { ComputeServiceReads } from './service-reads.js';
 import type { ExecutorSettings } from './settings.js';
 import type { MigrationSlots } from './slots.js';
 
@@ -48,6 +51,12 @@ export interface ExecutorDeps {
   hostLocks?: LockService;
   /** How long a dead holder's host locks outlive it (replicas: the coordination lease TTL). */
   hostLockTtlMs?: number;
+  /** Asked before each wave after the first: the moves that no longer pay are skipped. */
+  waveCheck?: WaveGainCheck;
+  /** The process's one listing of live migrations, shared by every run (the Executor makes it). */
+  watch?: MigrationWatch;
+  /** The process's shared reads of nova-compute services for pre-flight (the Executor makes them). */
+  services?: ComputeServiceReads;
 }
 
 export interface RunWindow {
@@ -116,6 +125,15 @@ export function abortKindOf(detail: string | null): AbortKind {
   return /timed out after \d+ s/.test(detail ?? '') ? 'timeout' : 'stop';
 }
 
+export function newWatch(deps: ExecutorDeps): MigrationWatch {
+  return new MigrationWatch(
+    deps.cloud,
+    deps.clock,
+    { pollSeconds: deps.settings.pollSeconds, clockSkewSeconds: deps.settings.clockSkewSeconds },
+    deps.logger,
+  );
+}
+
 export class RunBook {
   readonly moves = new Map<number, MoveRecord>();
   readonly nextTryAt = new Map<number, number>();
@@ -130,6 +148,8 @@ export class RunBook {
   };
   private readonly destLocks = new Map<string, Promise<void>>();
   readonly log: Logger;
+  readonly watch: MigrationWatch;
+  readonly services: ComputeServiceReads;
 
   constructor(
     readonly deps: ExecutorDeps,
@@ -137,6 +157,8 @@ export class RunBook {
     readonly window: RunWindow,
   ) {
     this.log = deps.logger ?? silentLogger;
+    this.watch = deps.watch ?? newWatch(deps);
+    this.services = deps.services ?? new ComputeServiceReads(deps.cloud, deps.clock);
   }
 
   /** A pause or an operator's abort: nothing new starts. */

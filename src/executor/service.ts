@@ -209,6 +209,11 @@ export class ExecutorService implements ExecutorPort {
   }
 
   /** Resolves when every execution started here has ended (for shutdown and tests). */
+  /** Nova's notifications say a live migration moved on: list the migrations now. */
+  migrationActivity(): void {
+    this.executor.migrationActivity();
+  }
+
   async idle(): Promise<void> {
     while (this.active.size > 0) await Promise.allSettled([...this.active.values()].map((a) => a.done));
   }

@@ -56,6 +56,18 @@ export interface ExecutorSettings {
   recordWaitSeconds: number;
   /** Sends of one attempt whose answer was lost and that Nova never saw, before the attempt fails. */
   maxResends: number;
+  /**
+   * How long an abort may wait for Nova to confirm it (the migration cancelled, or completed
+   * first) before the move ends `failed` ("abort not confirmed") and its server is quarantined:
+   * where it ends up is then Nova's to say, and nobody should plan it until a person looks.
+   * Counted from when this process began the abort (or resumed it after a restart).
+   */
+  abortGiveUpSeconds: number;
+  /**
+   * When an execution ends aborted, the servers of its moves that did not complete: left to the
+   * loop's afterAbort hold ('cooldown'), or quarantined until an operator releases them.
+   */
+  onAbort: 'cooldown' | 'quarantine';
 }
 
 export const DEFAULT_LIMITS: ConcurrencyLimits = {
@@ -75,6 +87,8 @@ export const DEFAULT_EXECUTOR_SETTINGS: ExecutorSettings = {
   settleSeconds: 5,
   recordWaitSeconds: 120,
   maxResends: 5,
+  abortGiveUpSeconds: 900,
+  onAbort: 'cooldown',
 };
 
 export interface ExecutorSettingsInput {
@@ -86,6 +100,8 @@ export interface ExecutorSettingsInput {
   settleSeconds?: number;
   recordWaitSeconds?: number;
   maxResends?: number;
+  abortGiveUpSeconds?: number;
+  onAbort?: 'cooldown' | 'quarantine';
 }
 
 function positiveInt(key: string, v: number): number {
@@ -112,6 +128,18 @@ export function resolveExecutorSettings(input: ExecutorSettingsInput = {}): Exec
   if (onStop !== 'finish' && onStop !== 'abort') {
     throw new RangeError(`executor.onStop: expected "finish" or "abort", got ${JSON.stringify(onStop)}`);
   }
+  const onAbort = input.onAbort ?? d.onAbort;
+  if (onAbort !== 'cooldown' && onAbort !== 'quarantine') {
+    throw new RangeError(
+      `executor.onAbort: expected "cooldown" or "quarantine", got ${JSON.stringify(onAbort)}`,
+    );
+  }
+  const abortGiveUpSeconds = nonNegative(
+    'abortGiveUpSeconds',
+    input.abortGiveUpSeconds ?? d.abortGiveUpSeconds,
+  );
+  if (abortGiveUpSeconds === 0)
+    throw new RangeError('executor.abortGiveUpSeconds: expected a number > 0, got 0');
   const pollSeconds = nonNegative('pollSeconds', input.pollSeconds ?? d.pollSeconds);
   if (pollSeconds === 0) throw new RangeError('executor.pollSeconds: expected a number > 0, got 0');
   const base = nonNegative('retry.backoffBaseSeconds', r.backoffBaseSeconds);
@@ -153,6 +181,8 @@ export function resolveExecutorSettings(input: ExecutorSettingsInput = {}): Exec
     settleSeconds: nonNegative('settleSeconds', input.settleSeconds ?? d.settleSeconds),
     recordWaitSeconds: nonNegative('recordWaitSeconds', input.recordWaitSeconds ?? d.recordWaitSeconds),
     maxResends: positiveInt('maxResends', input.maxResends ?? d.maxResends),
+    abortGiveUpSeconds,
+    onAbort,
   };
 }
 

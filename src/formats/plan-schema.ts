@@ -40,6 +40,19 @@ const move = z
       });
   });
 
+const forecast = z.looseObject({
+  load: z.enum(['forecast', 'current']),
+  fallback: text().optional(),
+  horizonHours: posInt(),
+  peakSlots: posInt(),
+  peaks: z.array(z.looseObject({ slot: nonNegInt(), label: nonEmpty(), at: isoTime(), pressure: nonNeg() })),
+  serversOnCurrentLoad: nonNegInt(),
+  error: nonNeg().optional(),
+  maxError: nonNeg(),
+  imbalanceBefore: nonNeg(),
+  imbalanceAfter: nonNeg(),
+});
+
 export const planSchema = z
   .looseObject({
     format: z.literal(PLAN_FORMAT, { error: `expected "${PLAN_FORMAT}"` }),
@@ -54,6 +67,7 @@ export const planSchema = z
         after: balance,
         hostsFreed: z.array(nonEmpty()),
         unresolved: z.array(text()),
+        forecast: forecast.optional(),
       }),
     ),
     stats: z.looseObject({ planningMs: nonNeg() }),

@@ -1,7 +1,7 @@
 // Cross-field checks a schema cannot express: a snapshot whose numbers contradict each other
 // is refused, precisely, rather than planned on.
 import type { InputIssue } from '../errors.js';
-import type { Snapshot } from '../model/snapshot.js';
+import { profileSlotCount, type Snapshot } from '../model/snapshot.js';
 
 const CAPACITY_CLASSES = ['VCPU', 'MEMORY_MB', 'DISK_GB'] as const;
 
@@ -91,7 +91,46 @@ export function checkSnapshotConsistency(s: Snapshot, file?: string): InputIssue
     }
   });
 
+  checkProfiles(s, add);
   return issues;
+}
+
+/**
+ * Load profiles whose slot lists do not fit their resolution contradict themselves: refused,
+ * naming the server and the field. A profile of a server the snapshot does not hold is not an
+ * error (the server left between the history read and the snapshot, or was cut out of the file);
+ * profileWarnings lists those.
+ */
+function checkProfiles(s: Snapshot, add: (path: string, message: string, value?: unknown) => void): void {
+  const p = s.profiles;
+  if (!p) return;
+  if (Date.parse(p.from) > Date.parse(p.to)) add('profiles.from', `after profiles.to (${p.to})`, p.from);
+  const slots = profileSlotCount(p.resolution);
+  for (const [id, profile] of Object.entries(p.servers)) {
+    for (const field of ['cpu', 'memoryMB', 'samples'] as const) {
+      const list = profile[field];
+      if (list !== undefined && list.length !== slots)
+        add(
+          `profiles.servers.${id}.${field}`,
+          `expected ${slots} slots for resolution ${p.resolution}, got ${list.length}`,
+        );
+    }
+  }
+  for (const [aggregate, e] of Object.entries(p.errors ?? {})) {
+    if (Date.parse(e.from) > Date.parse(e.to))
+      add(`profiles.errors.${aggregate}.from`, `after profiles.errors.${aggregate}.to (${e.to})`, e.from);
+  }
+}
+
+/** Things in a valid snapshot's profiles worth a warning: profiles of servers it does not hold. */
+export function profileWarnings(s: Snapshot): string[] {
+  if (!s.profiles) return [];
+  const ids = new Set(s.servers.map((v) => v.id));
+  const unknown = Object.keys(s.profiles.servers).filter((id) => !ids.has(id));
+  if (unknown.length === 0) return [];
+  return [
+    `profiles.servers: ${unknown.length} profile(s) of servers not in the snapshot, ignored (${unknown.slice(0, 5).join(', ')}${unknown.length > 5 ? ', …' : ''})`,
+  ];
 }
 
 function round(n: number): number {

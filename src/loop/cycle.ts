@@ -11,6 +11,7 @@ import type { Snapshot } from '../model/snapshot.js';
 import { planSnapshot } from '../planner/index.js';
 import { type Decision, decide } from './decide.js';
 import { assessEmergencies } from './emergencies.js';
+import { type LoadReference, loadChange, loadTolerance, planningFingerprint } from './fingerprint.js';
 import { measuredBalance, recheckGain } from './gain.js';
 import { assessHealth, type HealthInput, type HealthVerdict } from './health.js';
 import { abortHolds, applyHolds, cooldownHolds, hostHolds, markHeldHosts, type ServerHold } from './holds.js';
@@ -20,9 +21,11 @@ import type {
   LastExecution,
   LoopStore,
   PlanProgress,
+  StoredPlanStatus,
   StoredPlanView,
 } from './ports.js';
 import type { AggregateLoopSettings, LoopSettings } from './settings.js';
+import { AggregateSlices } from './slices.js';
 
 /** The executor's `startedBy` of an emergency execution: budgets count these apart. */
 export const EMERGENCY_STARTER = 'loop:emergency';
@@ -46,6 +49,11 @@ export interface AggregateOutcome {
   planMoves?: number;
   /** Servers the plan was not allowed to move this cycle, each with why (cooldowns, aborts, quarantine, tasks). */
   held?: ServerHold[];
+  /**
+   * The planning inputs were those of the aggregate's last plan (loads within the tolerance):
+   * nothing was planned, checked or stored, and `planId` is that plan's (null when it had no move).
+   */
+  unchanged?: boolean;
 }
 
 export interface CycleReport {
@@ -64,9 +72,6 @@ export interface LoopDeps {
    */
   heldHosts?: () => Promise<ReadonlyMap<string, string>>;
 }
-
-const inAggregate = (aggregate: string) => (h: Snapshot['hosts'][number]) =>
-  aggregate === '_unassigned_' ? h.aggregates.length === 0 : h.aggregates.includes(aggregate);
 
 /** The plan of one aggregate as its own document (what the store keeps and the checker replays). */
 function single(plan: Plan, agg: AggregatePlan): Plan {
@@ -175,9 +180,49 @@ function settlingOf(e: LastExecution): HealthInput['settling'] {
   return { execution: e.id, endedAt: e.endedAt.toISOString(), hosts };
 }
 
+/** What the loop remembers of an aggregate's last plan: enough to know the next cycle's is the same. */
+interface LastPlan {
+  key: string;
+  loads: LoadReference;
+  plan: Plan;
+  /** The checker's refusal, when it refused the plan (it is not offered again unchanged). */
+  refused: string | null;
+  /** The stored plan (null: it had no move, nothing was stored) and the status it was stored in. */
+  planId: string | null;
+  status: StoredPlanStatus | null;
+}
+
+/** Whether two single-aggregate plans propose the same moves (figures and times aside). */
+export function sameMoves(a: Plan, b: Plan): boolean {
+  const x = a.aggregates[0];
+  const y = b.aggregates[0];
+  if (x === undefined || y === undefined || a.mode !== b.mode || a.repairOnly !== b.repairOnly) return false;
+  if (x.name !== y.name || x.moves.length !== y.moves.length) return false;
+  return x.moves.every((m, i) => {
+    const n = y.moves[i]!;
+    return (
+      m.step === n.step &&
+      m.server === n.server &&
+      m.from === n.from &&
+      m.to === n.to &&
+      m.wave === n.wave &&
+      m.phase === n.phase &&
+      (m.softGroup ?? false) === (n.softGroup ?? false) &&
+      (m.after ?? []).join(',') === (n.after ?? []).join(',')
+    );
+  });
+}
+
+const OBSERVE_SUMMARY = 'observe mode: plan stored, nothing executed';
+
 export class ControlLoop {
   /** Host → when it was first seen hot, per aggregate; only delays emergencies, so losing it is safe. */
   private readonly hotSince = new Map<string, Map<string, string>>();
+  /**
+   * Per aggregate, the inputs and outcome of its last plan. Losing it (a restart) costs one
+   * planning per aggregate; the plan is still not stored again if its moves are the same.
+   */
+  private readonly lastPlans = new Map<string, LastPlan>();
 
   constructor(
     private readonly deps: LoopDeps,
@@ -195,24 +240,30 @@ export class ControlLoop {
   async runCycle(): Promise<CycleReport> {
     const cycleStartedAt = this.deps.now();
     const read = await this.deps.reader.read();
+    const slices = new AggregateSlices(read.snapshot);
     const out: AggregateOutcome[] = [];
     for (const agg of this.settings.aggregates) {
-      out.push(await this.runAggregate(agg, read.snapshot, read.problems, cycleStartedAt));
+      out.push(await this.runAggregate(agg, slices, read.problems, cycleStartedAt));
     }
     return { at: cycleStartedAt.toISOString(), aggregates: out };
   }
 
   private async runAggregate(
     s: AggregateLoopSettings,
-    snapshot: Snapshot,
+    slices: AggregateSlices,
     problems: Parameters<typeof assessHealth>[0]['problems'],
     cycleStartedAt: Date,
   ): Promise<AggregateOutcome> {
     const { store, executor } = this.deps;
     const now = this.deps.now();
     const base = { aggregate: s.name, verdict: null, planId: null, started: 0, decision: null };
-    if (executor.isRunning(s.name))
+    if (executor.isRunning(s.name)) {
+      // Its execution changes the cloud under any plan remembered from before it.
+      this.lastPlans.delete(s.name);
       return { ...base, summary: 'an execution is running: waiting for it to end' };
+    }
+    // Everything below looks only at the aggregate's hosts, their servers and their groups.
+    const snapshot = slices.slice(s.name);
 
     const lastExecution = await store.lastExecution(s.name);
     const settling = lastExecution === null ? undefined : settlingOf(lastExecution);
@@ -254,7 +305,7 @@ export class ControlLoop {
     ];
     const planning = markHeldHosts(applyHolds(snapshot, holds), heldHosts);
 
-    const hostNames = new Set(snapshot.hosts.filter(inAggregate(s.name)).map((h) => h.name));
+    const hostNames = new Set(slices.hosts(s.name).map((h) => h.name));
     const emergencies = assessEmergencies(
       planning,
       hostNames,
@@ -279,6 +330,7 @@ export class ControlLoop {
         await store.setPlanStatus(stored.id, 'expired', now.toISOString());
         await this.audit('loop', 'plan.expire', stored.id, { aggregate: s.name }, now);
         stored = null;
+        this.lastPlans.delete(s.name);
       }
       // Made on figures from before another plan's execution ended: it proposes what that
       // execution may already have done (or undone). A fresh plan replaces it.
@@ -300,6 +352,7 @@ export class ControlLoop {
           now,
         );
         stored = null;
+        this.lastPlans.delete(s.name);
       }
     }
     // An assisted plan approved in part runs in part; what ran is not offered again, and the
@@ -316,40 +369,63 @@ export class ControlLoop {
         // What ran ran, the rest was rejected: the plan is done with, and a new one is made.
         await store.setPlanStatus(stored.id, 'executing', now.toISOString());
         stored = null;
+        this.lastPlans.delete(s.name);
         progress = null;
       }
     }
+    const policy = { ...s.policy, aggregates: [s.name] };
+    let fingerprint: ReturnType<typeof planningFingerprint> | null = null;
+    let reused: LastPlan | null = null;
     if (stored && progress) {
       plan = stored.plan;
       approvedAll = await store.approvedSteps(stored.id);
       approved = new Set([...approvedAll].filter((st) => !progress!.started.has(st)));
+      this.lastPlans.delete(s.name);
     } else {
-      plan = planSnapshot(planning, { ...s.policy, aggregates: [s.name] });
+      fingerprint = planningFingerprint(planning, s.name, policy);
+      const last = this.lastPlans.get(s.name);
+      if (
+        last !== undefined &&
+        last.key === fingerprint.key &&
+        loadChange(fingerprint.loads, last.loads, loadTolerance(s.policy)) === null
+      )
+        reused = last;
+      plan = reused !== null ? reused.plan : planSnapshot(planning, policy);
     }
     const planned = plan.aggregates.find((a) => a.name === s.name);
     if (!planned) return { ...base, verdict, summary: `aggregate ${s.name} is not in the snapshot` };
     const measured = measuredBalance(planning, s.name, s.policy.dimensions);
     const figures = { imbalance: measured.imbalance, stats: measured, held: holds };
-    const aggPlan = progress === null ? planned : remainingMoves(planned, progress);
+    let aggPlan = progress === null ? planned : remainingMoves(planned, progress);
 
-    // The planner's output goes through the independent checker before anything may run.
-    if (!stored) {
-      const check = checkPlan(planning, single(plan, aggPlan));
-      if (!check.ok) {
-        const why = `the checker refused the plan: ${check.violations[0]!.code}: ${check.violations[0]!.detail}`;
-        const planId = await store.storePlan({
-          aggregate: s.name,
-          plan: single(plan, aggPlan),
+    // The planner's output goes through the independent checker before anything may run; a plan
+    // it refused and whose inputs have not changed since is not offered to it again.
+    if (reused !== null && reused.refused !== null)
+      return {
+        ...base,
+        verdict,
+        planId: reused.planId,
+        summary: `unchanged since plan ${reused.planId}: ${reused.refused}`,
+        ...figures,
+        planMoves: aggPlan.moves.length,
+        unchanged: true,
+      };
+    if (!stored && reused === null) {
+      const refused = await this.check(s, planning, plan, aggPlan, now);
+      if (refused !== null) {
+        this.lastPlans.set(s.name, {
+          key: fingerprint!.key,
+          loads: fingerprint!.loads,
+          plan,
+          refused: refused.why,
+          planId: refused.planId,
           status: 'observed',
-          decision: why,
-          at: now.toISOString(),
         });
-        await this.audit('loop', 'plan.refused', planId, { violations: check.violations.length }, now);
         return {
           ...base,
           verdict,
-          planId,
-          summary: why,
+          planId: refused.planId,
+          summary: refused.why,
           ...figures,
           planMoves: aggPlan.moves.length,
         };
@@ -417,48 +493,101 @@ export class ControlLoop {
     const cooldownEnds = lastEnded === null ? null : lastEnded.getTime() + s.aggregateCooldownSeconds * 1000;
     const cooling = cooldownEnds !== null && now.getTime() < cooldownEnds;
 
-    const decision = decide({
-      mode: s.mode,
-      pausedGlobal: this.settings.paused,
-      pausedAggregate: s.paused,
-      health: verdict,
-      window: {
-        open: win.open,
-        secondsLeft: win.open
-          ? win.closesAt
-            ? (win.closesAt.getTime() - now.getTime()) / 1000
-            : Number.POSITIVE_INFINITY
-          : 0,
-      },
-      plan: candidates,
-      emergencyHosts,
-      approvedSteps: approved,
-      budget: { remaining: normal.remaining, binding: normal.reason },
-      emergencyBudget: { remaining: emergency.remaining, binding: emergency.reason },
-      startImbalance: s.startImbalance,
-      ...(cooling ? { cooldownUntil: new Date(cooldownEnds).toISOString() } : {}),
-      secondsOf: (m) => m.estimatedSeconds,
-    });
+    const decideOn = (candidates: AggregatePlan) =>
+      decide({
+        mode: s.mode,
+        pausedGlobal: this.settings.paused,
+        pausedAggregate: s.paused,
+        health: verdict,
+        window: {
+          open: win.open,
+          secondsLeft: win.open
+            ? win.closesAt
+              ? (win.closesAt.getTime() - now.getTime()) / 1000
+              : Number.POSITIVE_INFINITY
+            : 0,
+        },
+        plan: candidates,
+        emergencyHosts,
+        approvedSteps: approved,
+        budget: { remaining: normal.remaining, binding: normal.reason },
+        emergencyBudget: { remaining: emergency.remaining, binding: emergency.reason },
+        startImbalance: s.startImbalance,
+        ...(cooling ? { cooldownUntil: new Date(cooldownEnds).toISOString() } : {}),
+        secondsOf: (m) => m.estimatedSeconds,
+      });
+    let decision = decideOn(candidates);
+    if (reused !== null && decision.start.length > 0) {
+      // A cycle that acts does the whole work: the plan is made and checked on this cycle's
+      // figures, not on those (within the tolerance) of the cycle that made the last one.
+      reused = null;
+      plan = planSnapshot(planning, policy);
+      const fresh = plan.aggregates.find((a) => a.name === s.name);
+      if (!fresh) return { ...base, verdict, summary: `aggregate ${s.name} is not in the snapshot` };
+      aggPlan = fresh;
+      const refused = await this.check(s, planning, plan, aggPlan, now);
+      if (refused !== null) {
+        this.lastPlans.delete(s.name);
+        return {
+          ...base,
+          verdict,
+          planId: refused.planId,
+          summary: refused.why,
+          ...figures,
+          planMoves: aggPlan.moves.length,
+        };
+      }
+      decision = decideOn(aggPlan);
+    }
     for (const d of dropped) decision.waiting.push(d);
-    const summary = decision.summary;
+    let summary = decision.summary;
 
     let planId = stored?.id ?? null;
-    if (!stored && aggPlan.moves.length > 0) {
+    let unchanged = false;
+    if (!stored) {
       // A plan made on data the gate does not trust (stale, contradictory, metrics still showing
       // the placement before the last execution) is kept for reading, never offered for approval.
-      const status =
+      const status: StoredPlanStatus =
         decision.start.length > 0
           ? 'executing'
           : s.mode === 'assisted' && verdict.verdict === 'ok'
             ? 'proposed'
             : 'observed';
-      planId = await store.storePlan({
-        aggregate: s.name,
-        plan: single(plan, aggPlan),
-        status,
-        decision: summary,
-        at: now.toISOString(),
-      });
+      // A plan that starts nothing and proposes what the stored one does is not stored again.
+      const same =
+        decision.start.length > 0
+          ? null
+          : reused !== null && reused.status === (aggPlan.moves.length > 0 ? status : null)
+            ? { id: reused.planId }
+            : aggPlan.moves.length > 0
+              ? await this.sameStored(s.name, single(plan, aggPlan), status)
+              : null;
+      if (same !== null) {
+        planId = same.id;
+        unchanged = true;
+        const why = summary === OBSERVE_SUMMARY ? 'observe mode, nothing executed' : summary;
+        // With no move there is no plan to name, and nothing to do says it all.
+        if (same.id !== null) summary = `unchanged since plan ${same.id}, not stored again: ${why}`;
+      } else if (aggPlan.moves.length > 0) {
+        planId = await store.storePlan({
+          aggregate: s.name,
+          plan: single(plan, aggPlan),
+          status,
+          decision: summary,
+          at: now.toISOString(),
+        });
+      }
+      if (fingerprint !== null)
+        this.lastPlans.set(s.name, {
+          key: fingerprint.key,
+          // The reference stays that of the plan: loads drifting by small steps still add up.
+          loads: reused !== null ? reused.loads : fingerprint.loads,
+          plan,
+          refused: null,
+          planId,
+          status: aggPlan.moves.length > 0 ? status : null,
+        });
+      if (decision.start.length > 0) this.lastPlans.delete(s.name);
     } else if (stored && decision.start.length > 0 && progress !== null) {
       // Closed once nothing of it is left to decide or to run: every move rejected, run, starting
       // now, or approved but no longer valid.
@@ -504,7 +633,41 @@ export class ControlLoop {
       summary,
       ...figures,
       planMoves: aggPlan.moves.length,
+      ...(unchanged ? { unchanged: true } : {}),
     };
+  }
+
+  /** The checker's verdict on a fresh plan; a refused plan is stored for reading, with why. */
+  private async check(
+    s: AggregateLoopSettings,
+    planning: Snapshot,
+    plan: Plan,
+    aggPlan: AggregatePlan,
+    now: Date,
+  ): Promise<{ why: string; planId: string } | null> {
+    const check = checkPlan(planning, single(plan, aggPlan));
+    if (check.ok) return null;
+    const why = `the checker refused the plan: ${check.violations[0]!.code}: ${check.violations[0]!.detail}`;
+    const planId = await this.deps.store.storePlan({
+      aggregate: s.name,
+      plan: single(plan, aggPlan),
+      status: 'observed',
+      decision: why,
+      at: now.toISOString(),
+    });
+    await this.audit('loop', 'plan.refused', planId, { violations: check.violations.length }, now);
+    return { why, planId };
+  }
+
+  /** The aggregate's latest stored plan when it has these moves and this status, else null. */
+  private async sameStored(
+    aggregate: string,
+    plan: Plan,
+    status: StoredPlanStatus,
+  ): Promise<{ id: string } | null> {
+    const latest = await this.deps.store.latestPlan(aggregate);
+    if (latest === null || latest.status !== status || !sameMoves(latest.plan, plan)) return null;
+    return { id: latest.id };
   }
 
   private audit(actor: string, action: string, target: string, detail: Record<string, unknown>, at: Date) {

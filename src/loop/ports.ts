@@ -80,6 +80,13 @@ export interface LoopStore {
     at: string;
   }): Promise<string>;
   setPlanStatus(planId: string, status: StoredPlanStatus, at: string): Promise<void>;
+  /**
+   * The aggregate's newest stored plan, whatever its status: `observed` or `proposed` as the
+   * loop stored it, `other` once it was decided on, executed, expired or superseded.
+   */
+  latestPlan(
+    aggregate: string,
+  ): Promise<{ id: string; status: StoredPlanStatus | 'other'; plan: Plan } | null>;
   /** The newest plan of the aggregate still waiting for an operator (status proposed), if any. */
   pendingPlan(aggregate: string): Promise<StoredPlanView | null>;
   /** Steps of the plan approved and not rejected (approval expiry is the loop's business). */

@@ -78,6 +78,15 @@ export class StoreLoopAdapter implements LoopStore {
     await this.store.plans.setStatus(planId, OPEN_PLAN_STATUSES, to, at);
   }
 
+  async latestPlan(aggregate: string): ReturnType<LoopStore['latestPlan']> {
+    const summary = (await this.store.plans.list({ aggregate }, { limit: 1 })).items[0];
+    if (!summary) return null;
+    const stored = await this.store.plans.get(summary.id);
+    if (!stored) return null;
+    const status = stored.status === 'observed' || stored.status === 'proposed' ? stored.status : 'other';
+    return { id: stored.id, status, plan: stored.plan };
+  }
+
   async pendingPlan(aggregate: string): Promise<StoredPlanView | null> {
     const page = await this.store.plans.list(
       { aggregate, statuses: [...OPEN_PLAN_STATUSES], mode: 'assisted' },
@@ -128,7 +137,11 @@ export class StoreLoopAdapter implements LoopStore {
     const rows = await all((p) => this.store.quarantine.list({ state: 'active' }, p));
     return rows.map((q) => ({
       serverId: q.serverId,
-      why: `quarantined since ${q.since} after ${q.attempts} failed attempt(s): ${q.reason}`,
+      // A server quarantined for an abort (cooldowns.onAbort) may never have been tried.
+      why:
+        q.attempts > 0
+          ? `quarantined since ${q.since} after ${q.attempts} failed attempt(s): ${q.reason}`
+          : `quarantined since ${q.since}: ${q.reason}`,
     }));
   }
 

@@ -19,7 +19,6 @@ import { recordSnapshot } from '../cloud/record.js';
 import { aggregateConfig } from '../config/aggregate.js';
 import { InputError } from '../errors.js';
 import type { Snapshot } from '../model/snapshot.js';
-import type { CampaignRepository } from '../store/maintenance.js';
 import type { TaskService } from '../tasks/service.js';
 import {
   type JsonObject,
@@ -31,6 +30,7 @@ import {
   TaskRequestError,
 } from '../tasks/types.js';
 import { handOver, handoverId } from './handover.js';
+import type { CampaignRepository } from './ports.js';
 import { drainVerdict } from './trial.js';
 import {
   type Campaign,

@@ -11,11 +11,11 @@ import type { ServiceConfig } from '../config/types.js';
 import { InputError, type InputIssue } from '../errors.js';
 import type { Clock } from '../executor/ports.js';
 import type { Snapshot } from '../model/snapshot.js';
-import type { CampaignFilter, CampaignRepository } from '../store/maintenance.js';
 import type { Page, PageRequest } from '../store/paging.js';
 import type { TaskService } from '../tasks/service.js';
 import { isFinalTaskState, TaskRequestError } from '../tasks/types.js';
 import { MAINTAIN_KIND } from './driver.js';
+import type { CampaignFilter, CampaignRepository } from './ports.js';
 import { drainVerdict } from './trial.js';
 import {
   type Campaign,

@@ -4,115 +4,25 @@
 // The driver (driver.ts, the task kind maintain-aggregate) moves the hosts through their steps;
 // the API and the CLI only read it and set the operator's requests.
 
-export const CAMPAIGN_STATES = ['RUNNING', 'PAUSED', 'DONE', 'ABORTED'] as const;
-export type CampaignState = (typeof CAMPAIGN_STATES)[number];
+import type { Campaign, HostProgress } from '../records/campaigns.js';
 
-export function isFinalCampaignState(state: CampaignState): boolean {
-  return state === 'DONE' || state === 'ABORTED';
-}
-
-/**
- * A host's steps. In flight: draining, ready, returned, validating. Final: the others.
- *   pending            not started yet
- *   draining           disabled, its evacuate-compute task empties it
- *   ready              empty and handed over: "ready for maintenance"
- *   returned           the operator (or nova-compute going down and up) says it is back
- *   validating         its validate-compute task runs (the host is still disabled)
- *   done               re-admitted (enabled)
- *   refused            the rest of the aggregate cannot take its servers: never touched
- *   not-drained        servers that cannot move are still on it: it stays disabled, not handed over
- *   drain-failed       its evacuation ended in ERROR: it stays disabled
- *   failed-validation  it failed validate-compute: it stays disabled
- *   aborted            the campaign was aborted while the host was in flight: left as it was
- */
-export const HOST_STATES = [
-  'pending',
-  'draining',
-  'ready',
-  'returned',
-  'validating',
-  'done',
-  'refused',
-  'not-drained',
-  'drain-failed',
-  'failed-validation',
-  'aborted',
-] as const;
-export type HostState = (typeof HOST_STATES)[number];
-
-const IN_FLIGHT: readonly HostState[] = ['draining', 'ready', 'returned', 'validating'];
-export function isInFlight(state: HostState): boolean {
-  return IN_FLIGHT.includes(state);
-}
-export function isFinalHostState(state: HostState): boolean {
-  return state !== 'pending' && !isInFlight(state);
-}
-
-export const RETURN_WHEN = ['done', 'service-restart'] as const;
-/** How a handed-over host counts as back: `maintenance done HOST`, or nova-compute down then up. */
-export type ReturnWhen = (typeof RETURN_WHEN)[number];
-
-export interface CampaignSettings {
-  /** Hosts out at once, at most (fewer when the rest cannot take their servers). */
-  parallel: number;
-  /** Run validate-compute before re-admitting a host. */
-  validate: boolean;
-  returnWhen: ReturnWhen;
-  /** POSTed JSON when a host is ready for maintenance; null: none. */
-  webhook: string | null;
-  /** Run (argv, no shell) when a host is ready for maintenance; null: none. */
-  command: string[] | null;
-}
-
-export interface Unmovable {
-  server: string;
-  name: string;
-  why: string;
-}
-
-export interface HostProgress {
-  host: string;
-  state: HostState;
-  /** Why it waits, was refused or failed, in words; null when nothing to say. */
-  note: string | null;
-  /** The evacuate-compute and validate-compute tasks the campaign asked for it. */
-  evacuateTask: string | null;
-  validateTask: string | null;
-  /** Timings (ISO): taken out, empty, handed over, back, ended (done or failed). */
-  startedAt: string | null;
-  drainedAt: string | null;
-  handedOverAt: string | null;
-  returnedAt: string | null;
-  endedAt: string | null;
-  /** service-restart: when nova-compute was last seen down after the hand-over. */
-  sawDownAt: string | null;
-  /** Who said `maintenance done` (operator), or "nova-compute restarted". */
-  returnedBy: string | null;
-  moved: { live: number; cold: number };
-  cannotMove: Unmovable[];
-  /** What the webhook and the command answered at the hand-over. */
-  handover: { webhook: string | null; command: string | null };
-}
-
-export interface Campaign {
-  id: string;
-  aggregate: string;
-  state: CampaignState;
-  requestedBy: string;
-  requestedAt: string;
-  settings: CampaignSettings;
-  hosts: HostProgress[];
-  /** Why no further host starts now (spare capacity, paused), or the last transient error. */
-  note: string | null;
-  /** The maintain-aggregate task driving it. */
-  taskId: string | null;
-  /** An abort was asked: the driver cancels what runs and ends the campaign ABORTED. */
-  abortRequested: boolean;
-  /** Grows with every write: writes are compare-and-set, so the driver and operators never lose one. */
-  version: number;
-  updatedAt: string;
-  endedAt: string | null;
-}
+// The records are declared below maintenance and the store both (src/records); the maintenance
+// modules keep importing them from here.
+export {
+  CAMPAIGN_STATES,
+  type Campaign,
+  type CampaignSettings,
+  type CampaignState,
+  HOST_STATES,
+  type HostProgress,
+  type HostState,
+  isFinalCampaignState,
+  isFinalHostState,
+  isInFlight,
+  RETURN_WHEN,
+  type ReturnWhen,
+  type Unmovable,
+} from '../records/campaigns.js';
 
 export function newHostProgress(host: string): HostProgress {
   return {

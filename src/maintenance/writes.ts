@@ -2,7 +2,7 @@
 // A write that lost the race (the version moved) reads again and re-applies the change to what
 // is there now, so a pause and a host's step never overwrite each other.
 
-import type { CampaignPatch, CampaignRepository } from '../store/maintenance.js';
+import type { CampaignPatch, CampaignRepository } from './ports.js';
 import type { Campaign, HostProgress } from './types.js';
 
 const ATTEMPTS = 20;

@@ -75,6 +75,44 @@ export interface AggregatePlan {
    * (pack.partialDrainMaxPinned); each is freed once those go.
    */
   hostsPartlyDrained?: string[];
+  /** Present when the policy asked for `load: forecast` (docs/planner.md, "Planning on a forecast"). */
+  forecast?: AggregateForecast;
+}
+
+/** A forecast peak the objective weighed: the slot of the profiles and the hour it stands for. */
+export interface ForecastPeak {
+  /** Profile slot (hour-of-week or hour-of-day, per snapshot.profiles.resolution). */
+  slot: number;
+  /** "Tue 11:00" on the profiles' wall clock, as reasons quote it. */
+  label: string;
+  /** The first hour of the horizon in that slot, ISO UTC. */
+  at: string;
+  /** Weighted forecast load of the whole aggregate then (total load over total capacity). */
+  pressure: number;
+}
+
+export interface AggregateForecast {
+  /** What the aggregate's objective balanced: the forecast at its peaks, or current load. */
+  load: 'forecast' | 'current';
+  /** Why it planned on current load although the policy asked for the forecast. */
+  fallback?: string;
+  horizonHours: number;
+  /** The policy's forecast.peakSlots: the objective's dimensions are repeated this many times. */
+  peakSlots: number;
+  /**
+   * The horizon's worst slots, in time order: peak k is what the objective's dimensions
+   * `<name>@k` measure (moves' reasons quote them). Empty on current load.
+   */
+  peaks: ForecastPeak[];
+  /** Servers of the aggregate without a profile figure at some peak: they count at current load. */
+  serversOnCurrentLoad: number;
+  /** snapshot.profiles.errors[aggregate].meanAbsolute, when measured. */
+  error?: number;
+  /** The policy's forecast.maxError the error was held to. */
+  maxError: number;
+  /** The objective (mean of the peaks' imbalances) before and after the plan; current-load imbalance on fallback. */
+  imbalanceBefore: number;
+  imbalanceAfter: number;
 }
 
 export interface PlanStats {

@@ -10,6 +10,8 @@ import type { Policy } from '../policy/types.js';
 import { PlanContext } from './context.js';
 import { finalizeAggregate } from './finalize.js';
 import { balanceStats, round } from './objectives/balance-stats.js';
+import { forecastObjective } from './objectives/forecast-objective.js';
+import { addForecastPeakWords } from './objectives/forecast-reasons.js';
 import { imbalanceLowerBounds } from './objectives/lower-bound.js';
 import { evacuate } from './phases/evacuate.js';
 import { drainPinnedHosts, pack } from './phases/pack.js';
@@ -41,12 +43,17 @@ export function planSnapshot(snapshot: Snapshot, policy: Policy, options: PlanOp
   const scope = aggregateScope(snapshot, policy);
   if (scope.issues.length > 0) throw new InputError([...scope.issues]);
   const scoped = scopedSnapshot(snapshot, scope);
-  const state = new ClusterState(scoped, policy);
-  const before = state.aggregates.map((a) => balanceStats(state, a.index));
+  // With load: forecast the search runs on the forecast objective (objectives/forecast-objective.ts);
+  // before/after stay on current load, as formats.md defines them, taken on a state of their own.
+  const forecast = forecastObjective(scoped, policy);
+  const state = new ClusterState(forecast?.snapshot ?? scoped, forecast?.policy ?? policy);
+  const current = forecast && forecast.policy !== policy ? new ClusterState(scoped, policy) : state;
+  const before = current.aggregates.map((a) => balanceStats(current, a.index));
+  const objectiveBefore = state.aggregates.map((a) => state.imbalance(a.index));
   const initiallyOccupied = state.hosts.map((_, h) => state.on[h]!.size > 0);
   const lowerBound = imbalanceLowerBounds(state);
 
-  const ctx = new PlanContext(state, policy);
+  const ctx = new PlanContext(state, forecast?.policy ?? policy);
   let partlyDrained: number[][] = state.aggregates.map(() => []);
   if (policy.mode === 'repair-only') repairOnly(ctx);
   else {
@@ -63,9 +70,17 @@ export function planSnapshot(snapshot: Snapshot, policy: Policy, options: PlanOp
   // Step order, waves, and what each move is worth there: the plan as the operator reads it.
   state.undo(state.applied.length);
   const finals = state.aggregates.map((agg) =>
-    finalizeAggregate(state, policy, agg.index, ctx.moves[agg.index]!, limits),
+    finalizeAggregate(state, ctx.policy, agg.index, ctx.moves[agg.index]!, limits),
   );
+  if (forecast) {
+    const names = policy.dimensions.map((d) => d.name);
+    for (const agg of state.aggregates) {
+      const info = forecast.aggregates.get(agg.name);
+      if (info?.load === 'forecast') addForecastPeakWords(state, finals[agg.index]!, info.peaks, names);
+    }
+  }
   for (const moves of finals) for (const m of moves) state.apply(m.server, m.to);
+  if (current !== state) for (const moves of finals) for (const m of moves) current.apply(m.server, m.to);
   const aggregates: AggregatePlan[] = state.aggregates.map((agg) => {
     const scheduled = finals[agg.index]!;
     const stepOfSeq = new Map(scheduled.map((m, i) => [m.seq, i + 1]));
@@ -96,7 +111,7 @@ export function planSnapshot(snapshot: Snapshot, policy: Policy, options: PlanOp
         };
       }),
       before: before[agg.index]!,
-      after: balanceStats(state, agg.index),
+      after: balanceStats(current, agg.index),
       hostsFreed: agg.hosts
         .filter((h) => initiallyOccupied[h] && state.on[h]!.size === 0)
         .map((h) => state.hosts[h]!.name),
@@ -105,6 +120,15 @@ export function planSnapshot(snapshot: Snapshot, policy: Policy, options: PlanOp
         ? {
             spareHosts: spareHosts(state, agg.index, policy.pack.spareHosts),
             hostsPartlyDrained: partlyDrained[agg.index]!.map((h) => state.hosts[h]!.name),
+          }
+        : {}),
+      ...(forecast
+        ? {
+            forecast: {
+              ...forecast.aggregates.get(agg.name)!,
+              imbalanceBefore: round(objectiveBefore[agg.index]!),
+              imbalanceAfter: round(state.imbalance(agg.index)),
+            },
           }
         : {}),
     };

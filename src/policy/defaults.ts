@@ -18,6 +18,11 @@ export const DEFAULT_POLICY: Policy = {
   minGain: 0.005,
   migrationCostPerSecond: 0.00005,
   threshold: thresholdOfLevel(DEFAULT_THRESHOLD_LEVEL),
+  load: 'current',
+  // A day ahead covers the next working day from a night window; three slots are the peak and
+  // its shoulders; 0.15 is the error at which a forecast stops beating the current figure on
+  // the Bitbrains replay (docs/planner.md).
+  forecast: { horizonHours: 24, peakSlots: 3, maxError: 0.15 },
   hotThreshold: DEFAULT_HOT_THRESHOLD,
   softGroupPenalty: 0.5,
   planner: { timeLimitMs: 2000 },

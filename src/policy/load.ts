@@ -6,7 +6,7 @@ import { nonEmpty, nonNeg, nonNegInt, posInt, positive, toInputIssues } from '..
 import { readTextFile } from '../formats/text-file.js';
 import { DEFAULT_POLICY } from './defaults.js';
 import { THRESHOLD_LEVELS, type ThresholdLevel, thresholdOfLevel } from './threshold.js';
-import { POLICY_MODES, type Policy } from './types.js';
+import { LOAD_SOURCES, POLICY_MODES, type Policy } from './types.js';
 
 const dimension = z.strictObject({
   name: nonEmpty(),
@@ -42,6 +42,15 @@ const userPolicy = z.strictObject({
       ],
       { error: 'expected a level 1..5 or { perMove, perMinute, perGiB }' },
     )
+    .optional(),
+  load: z.enum(LOAD_SOURCES).optional(),
+  forecast: z
+    .strictObject({
+      // A week: past it the horizon meets the same hours of the week again.
+      horizonHours: posInt().max(168, { error: 'expected at most 168 (a week)' }).optional(),
+      peakSlots: posInt().optional(),
+      maxError: nonNeg().max(1, { error: 'expected a fraction in [0, 1]' }).optional(),
+    })
     .optional(),
   hotThreshold: positive().max(1, { error: 'expected a fraction in (0, 1]' }).optional(),
   softGroupPenalty: nonNeg().optional(),
@@ -107,6 +116,18 @@ export function compilePolicy(doc: unknown, file?: string): Policy {
   if (dimensions.reduce((s, dim) => s + dim.weight, 0) <= 0) {
     issues.push({ path: 'dimensions', message: 'the weights must not all be zero' });
   }
+  const forecast = {
+    horizonHours: u.forecast?.horizonHours ?? d.forecast.horizonHours,
+    peakSlots: u.forecast?.peakSlots ?? d.forecast.peakSlots,
+    maxError: u.forecast?.maxError ?? d.forecast.maxError,
+  };
+  if (forecast.peakSlots > forecast.horizonHours) {
+    issues.push({
+      path: 'forecast.peakSlots',
+      message: `expected at most forecast.horizonHours (${forecast.horizonHours})`,
+      value: forecast.peakSlots,
+    });
+  }
   if (issues.length > 0) throw new InputError(issues.map((i) => ({ file, ...i })));
 
   return {
@@ -132,6 +153,8 @@ export function compilePolicy(doc: unknown, file?: string): Policy {
         : typeof u.threshold === 'number'
           ? thresholdOfLevel(u.threshold as ThresholdLevel)
           : { level: null, mandatoryOnly: false, ...u.threshold },
+    load: u.load ?? d.load,
+    forecast,
     hotThreshold: u.hotThreshold ?? d.hotThreshold,
     softGroupPenalty: u.softGroupPenalty ?? d.softGroupPenalty,
     planner: { timeLimitMs: u.planner?.timeLimitMs ?? d.planner.timeLimitMs },

@@ -25,6 +25,22 @@ export interface DimensionDef {
   missingServerLoad: 'zero' | 'flavor-vcpus' | 'flavor-ram' | 'flavor-disk';
 }
 
+/** What the objective weighs: the load measured now, or the forecast from load profiles (issue 28). */
+export const LOAD_SOURCES = ['current', 'forecast'] as const;
+export type LoadSource = (typeof LOAD_SOURCES)[number];
+
+export interface ForecastPolicy {
+  /** The hours after the snapshot the forecast looks at. */
+  horizonHours: number;
+  /** How many of the horizon's worst slots (highest forecast aggregate load) the objective weighs. */
+  peakSlots: number;
+  /**
+   * Largest forecast error (mean absolute, in host-utilization points 0..1, snapshot
+   * profiles.errors) an aggregate may have and still plan on the forecast.
+   */
+  maxError: number;
+}
+
 export interface CostModelPolicy {
   /** Usable live-migration bandwidth per migration, MiB/s. */
   bandwidthMBps: number;
@@ -87,6 +103,12 @@ export interface Policy {
    * explicit figures. Mandatory moves (evacuations, hard-group repairs) are exempt.
    */
   threshold: Threshold;
+  /**
+   * current: balance the load measured now. forecast: balance the forecast at the horizon's
+   * worst slots (docs/planner.md); capacity checks stay on current usage either way.
+   */
+  load: LoadSource;
+  forecast: ForecastPolicy;
   /** Utilization (0..1) at or above which a host runs hot: reasons, hot-spots-first, the dashboard. */
   hotThreshold: number;
   /** Objective units per soft server-group violation. */

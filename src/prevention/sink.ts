@@ -9,36 +9,16 @@
 // releases a pinned host, an `adopted` record takes the ratio Placement holds then as the new
 // baseline.
 
-export const RATIO_CHANGE_STATES = ['intended', 'written', 'abandoned', 'adopted'] as const;
-export type RatioChangeState = (typeof RATIO_CHANGE_STATES)[number];
+import type { PinnedHost, RatioChangeRecord } from '../records/ratio-changes.js';
 
-export interface RatioChangeRecord {
-  /** Same for the intent and its outcome. */
-  changeId: string;
-  host: string;
-  rpUuid: string;
-  aggregate: string;
-  from: number;
-  to: number;
-  /** Why the change was decided, in words (RatioDecision.reason). */
-  reason: string;
-  state: RatioChangeState;
-  /** ISO-8601 UTC, from the injected clock. */
-  at: string;
-  /** For `abandoned`: why the write did not happen. For `written`: the provider generation after it. */
-  detail?: string | undefined;
-}
-
-export interface PinnedHost {
-  host: string;
-  rpUuid: string;
-  /** What Aicerine last wrote (or meant to). */
-  expected: number;
-  /** What Placement held instead. */
-  found: number;
-  at: string;
-  reason: string;
-}
+// The records are declared below prevention and the store both (src/records); prevention's
+// modules keep importing them from here.
+export {
+  type PinnedHost,
+  RATIO_CHANGE_STATES,
+  type RatioChangeRecord,
+  type RatioChangeState,
+} from '../records/ratio-changes.js';
 
 export interface RatioChangeSink {
   /** Appends a record. */

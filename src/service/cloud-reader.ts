@@ -86,9 +86,20 @@ export class RecorderCloudReader implements CloudReader {
   /** The last recorder cycle, for the service's other consumers (prevention, costs, metrics). */
   last: CycleResult | null = null;
 
+  /** The read in progress: reads are one at a time (a cycle's and an execution's wave check). */
+  private queue: Promise<unknown> = Promise.resolve();
+
   constructor(private readonly recorder: IncrementalRecorder) {}
 
-  async read(): Promise<CloudRead> {
+  read(): Promise<CloudRead> {
+    // The recorder's changes-since and provider generations are one sequence: two cycles at
+    // once would each see half of the changes.
+    const next = this.queue.then(() => this.readNow());
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  private async readNow(): Promise<CloudRead> {
     const r = await this.recorder.cycle();
     this.last = r;
     return { snapshot: r.snapshot, problems: readProblems(r), migrations: r.snapshot.migrationHistory ?? [] };

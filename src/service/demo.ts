@@ -10,6 +10,7 @@ import { join, resolve } from 'node:path';
 import { createApiLogger } from '../api/logger.js';
 import { Actuator } from '../cloud/actuator.js';
 import { createLogger } from '../cloud/log.js';
+import { DEFAULT_PROFILE_SETTINGS } from '../cloud/profiles/settings.js';
 import { openSession } from '../cloud/session.js';
 import { parseServiceConfig } from '../config/load.js';
 import { SimClock } from '../sim/clock.js';
@@ -17,7 +18,7 @@ import { SIM_DEFAULT_PASSWORD, simAdminConfig } from '../sim/connect-info.js';
 import { serviceDemoSnapshot } from '../sim/demo-cloud.js';
 import { PROMETHEUS_PREFIX } from '../sim/http/prometheus.js';
 import { type SimServerHandle, startSimServer } from '../sim/http/server.js';
-import { staticLoadModel } from '../sim/load.js';
+import { dailyLoadModel, staticLoadModel } from '../sim/load.js';
 import { SimCloud } from '../sim/model.js';
 import { openStore, type Store } from '../store/store.js';
 import { own } from '../util/maps.js';
@@ -89,7 +90,13 @@ export async function startDemo(o: DemoOptions): Promise<Demo> {
   const stateDir = temporary ? await mkdtemp(join(tmpdir(), 'aicerine-demo-')) : resolve(o.stateDir!);
   await mkdir(stateDir, { recursive: true, mode: 0o700 });
   const { snapshot, hotHost } = serviceDemoSnapshot();
-  const cloud = new SimCloud(snapshot, { clock: new SimClock({ speed: o.speed }), load: staticLoadModel() });
+  // The snapshot's loads are those of the start; a working-week shape moves them with the
+  // simulated clock from there, and gives the load profiles a history to learn.
+  const clock = new SimClock({ speed: o.speed });
+  const cloud = new SimCloud(snapshot, {
+    clock,
+    load: dailyLoadModel(staticLoadModel(), clock.nowSeconds()),
+  });
   const sim = await startSimServer({ cloud, password: SIM_DEFAULT_PASSWORD, port: 0 });
   const cleanup: (() => Promise<void>)[] = [() => sim.close()];
   try {
@@ -141,6 +148,8 @@ export async function startDemo(o: DemoOptions): Promise<Demo> {
       },
       logger,
       recorder: { historyDays: 1 },
+      // A week of the simulated cloud's history, read again each simulated day.
+      profiles: { ...DEFAULT_PROFILE_SETTINGS, historyDays: 7, minSamples: 1 },
     });
     cleanup.unshift(() => service.stop());
     await service.executor.recover();

@@ -10,7 +10,7 @@ import { AggregateOwnership } from '../coordination/ownership.js';
 import type { ExecutionSummary } from '../executor/execution.js';
 import { Executor } from '../executor/index.js';
 import type { PlannedMove } from '../executor/journal.js';
-import type { Clock, ExecutorCloud } from '../executor/ports.js';
+import type { Clock, ExecutorCloud, WaveGainCheck } from '../executor/ports.js';
 import { ExecutorService } from '../executor/service.js';
 import type { ExecutorSettings } from '../executor/settings.js';
 import { MigrationSlots } from '../executor/slots.js';
@@ -38,6 +38,8 @@ export interface ExecutorWiringDeps {
   timeoutFor: (move: PlannedMove) => number;
   logger: Logger;
   isPaused: (aggregate: string) => boolean;
+  /** Before each wave after the first: the moves that no longer pay on a fresh reading. */
+  waveCheck?: WaveGainCheck;
   onEnded?: (summary: ExecutionSummary, aggregate: string) => void;
   /** Absent: one process that owns every aggregate. */
   coordination?: ServiceCoordination & {
@@ -78,6 +80,7 @@ export function wireExecutor(deps: ExecutorWiringDeps): WiredExecutor {
     ...storeSinks(store),
     logger,
     hostLocks: deps.locks,
+    ...(deps.waveCheck !== undefined ? { waveCheck: deps.waveCheck } : {}),
     ...(coordination !== undefined ? { hostLockTtlMs: coordination.leaseTtlMs } : {}),
   });
   const service = new ExecutorService(executor, {

@@ -89,6 +89,8 @@ export function executorSettingsFor(config: ServiceConfig, aggregate: string): E
       backoffMaxSeconds: secondsOf(a.retry.backoffMaxMs),
     },
     onStop: a.onPause,
+    abortGiveUpSeconds: secondsOf(a.migrationTimeout.abortGiveUpMs),
+    onAbort: a.cooldowns.onAbort,
   };
 }
 
@@ -125,6 +127,8 @@ export function executorSettings(config: ServiceConfig): ExecutorSettingsInput {
       backoffMaxSeconds: secondsOf(d.retry.backoffMaxMs),
     },
     onStop: d.onPause,
+    abortGiveUpSeconds: secondsOf(d.migrationTimeout.abortGiveUpMs),
+    onAbort: d.cooldowns.onAbort,
   };
 }
 

@@ -14,6 +14,9 @@ import {
 import type { Actuator } from '../cloud/actuator.js';
 import { type IncrementalOptions, IncrementalRecorder } from '../cloud/incremental-record.js';
 import type { Logger } from '../cloud/log.js';
+import { ProfileRefresher } from '../cloud/profiles/refresher.js';
+import type { ProfileSettings } from '../cloud/profiles/settings.js';
+import { DEFAULT_METRICS_POLICY } from '../cloud/prometheus/policy.js';
 import type { CloudSession } from '../cloud/session.js';
 import { aggregateConfig } from '../config/aggregate.js';
 import type { ServiceConfig } from '../config/types.js';
@@ -50,6 +53,7 @@ import {
   timeoutSettings,
 } from './loop-settings.js';
 import { createServiceTasks, type ServiceTasks, type ServiceTasksDeps, taskHeldHosts } from './tasks.js';
+import { waveGainCheck } from './wave-check.js';
 
 export type { ServiceCoordination } from './executor-wiring.js';
 
@@ -65,6 +69,8 @@ export interface ServiceDeps {
   clock: Clock;
   logger: Logger;
   recorder?: IncrementalOptions;
+  /** Load profiles' settings; undefined: config.prometheus.profiles; null: none recorded. */
+  profiles?: ProfileSettings | null;
   /** Password of the notification broker, resolved by the caller from the configured secret. */
   notificationsUrl?: string | null;
   /** Cluster-wide locks (default: in-process): tasks and the executor share the host locks. */
@@ -119,6 +125,8 @@ export class AicerineService {
   private readonly writer: RatioWriter;
   private estimators: CostEstimators | null = null;
   private lastSnapshot: Snapshot | null = null;
+  /** Null without Prometheus or with profiles switched off. */
+  private readonly profiles: ProfileRefresher | null;
   /** Run-time pauses (API, CLI) as last read from the store, on top of the configuration's. */
   private runtime: PauseState = { global: null, aggregates: {} };
   /** Set by stop(): no new migration starts while the process shuts down. */
@@ -147,6 +155,18 @@ export class AicerineService {
     this.recorderReader = new RecorderCloudReader(
       new IncrementalRecorder(deps.reader, { now: () => new Date(clock.now()), ...deps.recorder }),
     );
+    const profileSettings =
+      deps.profiles === undefined ? (config.prometheus?.profiles ?? null) : deps.profiles;
+    this.profiles =
+      profileSettings && deps.reader.prometheus
+        ? new ProfileRefresher(
+            deps.reader.prometheus,
+            store.profiles,
+            profileSettings,
+            deps.recorder?.metricsPolicy ?? DEFAULT_METRICS_POLICY,
+            () => new Date(clock.now()),
+          )
+        : null;
     const reader: CloudReader = { read: () => this.read() };
     const settings = resolveExecutorSettings(executorSettings(config));
     // Replicas share the etcd locks for tasks and host locks too: one lock space per cloud.
@@ -174,6 +194,11 @@ export class AicerineService {
       timeoutFor: (m) => this.timeoutFor(m),
       logger,
       isPaused: (aggregate) => this.isPaused(aggregate),
+      waveCheck: waveGainCheck({
+        plan: async (id) => (await store.plans.get(id))?.plan ?? null,
+        read: async () => (await this.read()).snapshot,
+        dimensions: (a) => aggregateConfig(config, a).policy.dimensions,
+      }),
       onEnded: (summary, aggregate) => {
         logger.info(`service: execution of ${aggregate} ended`, {
           state: summary.state,
@@ -490,6 +515,8 @@ export class AicerineService {
         dimensions: a.stats.dimensions,
         hosts,
         planMoves: a.planMoves ?? 0,
+        planId: a.planId,
+        unchanged: a.unchanged === true,
       });
     }
   }
@@ -520,6 +547,8 @@ export class AicerineService {
   }
 
   private onNotification(n: NovaNotification): void {
+    // A live migration moved on or ended: the executor lists its migrations now, not at its next poll.
+    if (n.kind === 'migration-ended' || n.kind === 'migration-progress') this.executor.migrationActivity();
     // Only what changes the picture the loop plans on: migrations ending, servers and services changing.
     if (
       n.kind === 'migration-ended' ||
@@ -532,6 +561,7 @@ export class AicerineService {
   /** The recorder's read, then what depends on it: learned costs and the loop's settings. */
   private async read(): Promise<CloudRead> {
     const read = await this.recorderReader.read();
+    await this.attachProfiles(read.snapshot);
     this.lastSnapshot = read.snapshot;
     await this.learn(read.snapshot);
     const aggregates = [...new Set(read.snapshot.hosts.flatMap((h) => h.aggregates))];
@@ -550,6 +580,18 @@ export class AicerineService {
       a.paused = a.paused || ownValue(this.runtime.aggregates, a.name) !== undefined;
     this.loop.updateSettings(settings);
     return read;
+  }
+
+  /** The load profiles into the snapshot the loop plans on; read again only when due (daily). */
+  private async attachProfiles(snapshot: Snapshot): Promise<void> {
+    const targets = this.recorderReader.last?.loadTargets;
+    if (this.profiles === null || targets === undefined) return;
+    const round = await this.profiles.attach(snapshot, targets);
+    if (round.refreshed.length > 0)
+      this.deps.logger.info(
+        `service: load profiles refreshed for ${round.refreshed.join(', ')} (${round.calls} range queries, ${round.servers} servers profiled)`,
+      );
+    for (const w of round.warnings) this.deps.logger.warn(`service: ${w}`);
   }
 
   private async learn(snapshot: Snapshot): Promise<void> {

@@ -69,7 +69,7 @@ export function exportSnapshot(cloud: SimCloud): Snapshot {
     projectId: g.projectId,
   }));
   const migrationHistory = cloud.migrations
-    .filter((m) => m.status === 'completed' && m.dest !== null)
+    .filter((m) => m.status === 'completed' && m.dest !== null && !m.deleted)
     .map((m) => ({
       serverId: m.server.uuid,
       source: m.source,

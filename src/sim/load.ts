@@ -25,7 +25,7 @@ export interface ServerLoad {
 }
 
 export interface LoadModel {
-  readonly kind: 'trace' | 'generated' | 'static';
+  readonly kind: 'trace' | 'generated' | 'static' | 'daily';
   /** Short human description for logs and docs (e.g. "bitbrains: 480 series"). */
   readonly description: string;
   serverLoad(subject: LoadSubject, tSeconds: number): ServerLoad;
@@ -63,7 +63,8 @@ export function traceLoadModel(series: readonly LoadSeries[]): LoadModel {
 }
 
 /**
- * Load without a trace: a heavy-tailed per-server level with a daily cycle and hourly noise,
+ * Load without a trace: a heavy-tailed per-server level with a working-week shape (weeklyFactor)
+ * and hourly noise,
  * all derived from the server id and the hour, so it is reproducible.
  */
 export function generatedLoadModel(): LoadModel {
@@ -89,15 +90,53 @@ export function staticLoadModel(): LoadModel {
   };
 }
 
+/**
+ * A working week's shape of one server, 0.4..1 (UTC): a bump around the server's own peak hour
+ * (08:00..19:00, from its id, so servers peak at different hours) on weekdays, flatter and lower
+ * on Saturday and Sunday. Forecasts learn this shape from history (issue 28).
+ */
+export function weeklyFactor(id: string, t: number): number {
+  const h = hash32(`${id}:peak`);
+  const peakHour = 8 + (h % 12);
+  const hourOfDay = (((t / 3600) % 24) + 24) % 24;
+  let d = Math.abs(hourOfDay - peakHour);
+  d = Math.min(d, 24 - d);
+  const bump = Math.exp(-(d * d) / (2 * 3 * 3));
+  // 1970-01-01 was a Thursday: day 0 = Thursday, so Saturday and Sunday are days 2 and 3.
+  const weekday = Math.floor(t / 86400) % 7;
+  const weekend = weekday === 2 || weekday === 3;
+  return weekend ? 0.4 + 0.2 * bump : 0.4 + 0.6 * bump;
+}
+
+/**
+ * Another model's load with the weekly shape on top: CPU follows the working day, memory does not
+ * (a guest keeps what it touched). With `anchorSeconds`, the base model's loads are those at that
+ * instant (a snapshot's loads, measured when it was taken): the running demo starts from exactly
+ * its snapshot, and current load moves with the simulated clock from there (never above the
+ * flavor's vCPUs). Without it, the base loads are each server's weekday peak.
+ */
+export function dailyLoadModel(base: LoadModel, anchorSeconds?: number): LoadModel {
+  return {
+    kind: 'daily',
+    description: `${base.description}, with a working-week shape`,
+    serverLoad(subject, t) {
+      const l = base.serverLoad(subject, t);
+      const f = weeklyFactor(subject.id, t);
+      const scale = anchorSeconds === undefined ? f : f / weeklyFactor(subject.id, anchorSeconds);
+      return { cpu: round3(Math.min(subject.vcpus, l.cpu * scale)), memoryMB: l.memoryMB };
+    },
+  };
+}
+
 function generatedLoad(subject: LoadSubject, t: number): ServerLoad {
   const h = hash32(subject.id);
   const u1 = (h & 0xffff) / 0x10000;
   const u2 = ((h >>> 16) & 0xffff) / 0x10000;
   const level = 0.03 + 0.6 * u1 ** 3;
-  const day = Math.sin(2 * Math.PI * (t / 86400 + u2));
+  const day = weeklyFactor(subject.id, t);
   const hour = Math.floor(t / 3600);
   const noise = (hash32(`${subject.id}:${hour}`) / 0xffffffff - 0.5) * 0.2;
-  const cpuShare = clamp01(level * (1 + 0.5 * day) * (1 + noise));
+  const cpuShare = clamp01(level * 1.5 * day * (1 + noise));
   const memShare = clamp01(0.2 + 0.6 * u2 * u1 + 0.05 * day);
   return {
     cpu: round3(cpuShare * subject.vcpus),

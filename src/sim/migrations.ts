@@ -371,6 +371,20 @@ export function abortMigration(
   });
 }
 
+/**
+ * The server of a live migration in flight is deleted (Nova allows it in any task state): the
+ * migration stops where it is, the source compute's slot and the migration's claims are freed.
+ * The record is left for the caller to soft-delete with the server's other records.
+ */
+export function abandonLiveMigration(cloud: SimCloud, m: SimMigration): void {
+  m.epoch++;
+  const src = cloud.hostsByName.get(m.source);
+  if (src) src.queue = src.queue.filter((q) => q !== m);
+  cloud.placement.setAllocations(m.uuid, new Map(), m.projectId, m.userId);
+  m.server.migration = null;
+  release(cloud, m);
+}
+
 /** POST /servers/{id}/migrations/{mid}/action force_complete: only a running migration. */
 export function forceCompleteMigration(cloud: SimCloud, serverUuid: string, migrationId: number): void {
   cloud.sync();

@@ -158,6 +158,11 @@ export interface SimMigration {
   runEndsMs: number | null;
   /** Bumped whenever the planned end changes, so stale events do nothing. */
   epoch: number;
+  /**
+   * Soft-deleted with its server (Nova's instance_destroy): gone from os-migrations, and no
+   * longer a marker for paging.
+   */
+  deleted?: boolean;
 }
 
 export interface SimTiming {

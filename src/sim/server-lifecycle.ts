@@ -3,6 +3,7 @@
 // a named host (the control endpoint's shortcut, not Nova's scheduler). Both keep Nova's list
 // order (newest first) and every index in step.
 import { stableUuid } from './ids.js';
+import { abandonLiveMigration } from './migrations.js';
 import {
   ADMIN_PROJECT,
   ADMIN_USER,
@@ -75,8 +76,17 @@ export function deleteServer(cloud: SimCloud, uuid: string): SimServer {
   cloud.sync();
   const s = cloud.requireServer(uuid);
   if (s.migration !== null) {
-    // Nova would delete it and clean the migration up; the simulator keeps migrations simple.
-    throw new SimError(409, `Cannot 'delete' instance ${uuid} while it is in task_state ${s.taskState}`);
+    if (s.migration.type !== 'live-migration') {
+      // The simulator deletes servers mid-move only for live migrations.
+      throw new SimError(409, `Cannot 'delete' instance ${uuid} while it is in task_state ${s.taskState}`);
+    }
+    // Nova deletes a server in any task state; its live migration stops with it.
+    abandonLiveMigration(cloud, s.migration);
+  }
+  // Nova's instance_destroy soft-deletes every migration record of the server.
+  for (const m of cloud.migrationsOfServer.get(uuid) ?? []) {
+    m.deleted = true;
+    m.updatedMs = cloud.nowMs();
   }
   const order = s.order;
   cloud.placement.setAllocations(s.uuid, new Map(), s.projectId, s.userId);

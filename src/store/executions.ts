@@ -1,7 +1,7 @@
 // Executions as people look them up (newest first, by aggregate, state or plan); the executor
 // itself goes through the journal.
 
-import type { ExecutionRecord, ExecutionState } from '../executor/journal.js';
+import type { ExecutionRecord, ExecutionState } from '../records/executions.js';
 import type { StoreContext } from './backend.js';
 import { StoreError } from './errors.js';
 import { executionFromRow } from './journal.js';

@@ -29,8 +29,9 @@ export {
 } from './data-health.js';
 export { StoreError } from './errors.js';
 export type { ExecutionFilter, ExecutionRepository } from './executions.js';
-export type { FenceOf } from './journal.js';
+export type { FenceOf, SqlJournal } from './journal.js';
 export type { JsonValue } from './json.js';
+export type { SqlCampaignTable } from './maintenance.js';
 export { MIGRATION_TABLE, storeMigrations } from './migrations.js';
 export {
   type AggregateOwnerRecord,
@@ -67,6 +68,7 @@ export type {
   RatioChangeFilter,
   RatioChangeRepository,
 } from './ratio-changes.js';
+export type { SqlRatioChangeSink } from './ratio-sink.js';
 export {
   type PurgeCounts,
   RETAINED_RECORDS,
@@ -84,4 +86,4 @@ export type {
 } from './service-state.js';
 export type { NewSnapshotRecord, SnapshotRecord, SnapshotRepository } from './snapshots.js';
 export { openStore, type Store } from './store.js';
-export type { NewTask, NewTaskBatch, TaskFilter, TaskPatch, TaskRepository } from './tasks.js';
+export type { SqlTaskTable } from './tasks.js';

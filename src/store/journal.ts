@@ -3,15 +3,15 @@
 
 import {
   EXECUTION_STATES,
-  type ExecutionJournal,
   type ExecutionRecord,
   type ExecutionState,
   FINAL_MOVE_STATES,
   MOVE_STATES,
   type MoveRecord,
   type MoveState,
+  type MoveTransition,
   type PlannedMove,
-} from '../executor/journal.js';
+} from '../records/executions.js';
 import { lockRows, type StoreContext, writeTransaction } from './backend.js';
 import { StoreError } from './errors.js';
 import { enforceFence, type OwnerFence } from './ownership.js';
@@ -107,7 +107,13 @@ function checkMoves(executionId: string, moves: PlannedMove[]): void {
   });
 }
 
-export function createJournal(ctx: StoreContext, fenceOf?: FenceOf): ExecutionJournal {
+/**
+ * The journal on SQL. It implements the executor's port (ExecutionJournal, src/executor/journal.ts)
+ * by shape: the store does not import the executor, the service hands this to it.
+ */
+export type SqlJournal = ReturnType<typeof createJournal>;
+
+export function createJournal(ctx: StoreContext, fenceOf?: FenceOf) {
   const { db } = ctx;
 
   async function moveRow(executionId: string, step: number): Promise<ExecutionMovesTable | undefined> {
@@ -120,7 +126,10 @@ export function createJournal(ctx: StoreContext, fenceOf?: FenceOf): ExecutionJo
   }
 
   return {
-    async createExecution(execution, moves) {
+    async createExecution(
+      execution: Omit<ExecutionRecord, 'state' | 'endedAt'>,
+      moves: PlannedMove[],
+    ): Promise<void> {
       if (execution.id === '') throw new StoreError('store: an execution id must not be empty');
       const startedAt = toMs(execution.startedAt, `execution ${execution.id}: startedAt`);
       checkMoves(execution.id, moves);
@@ -171,7 +180,12 @@ export function createJournal(ctx: StoreContext, fenceOf?: FenceOf): ExecutionJo
       });
     },
 
-    async transitionMove(executionId, step, expectedFrom, next) {
+    async transitionMove(
+      executionId: string,
+      step: number,
+      expectedFrom: MoveState,
+      next: MoveTransition,
+    ): Promise<boolean> {
       const where = `execution ${executionId} step ${step}`;
       if (!isMoveState(expectedFrom) || !isMoveState(next.state))
         throw new StoreError(`store: ${where}: unknown move state in ${expectedFrom} -> ${next.state}`);
@@ -222,7 +236,11 @@ export function createJournal(ctx: StoreContext, fenceOf?: FenceOf): ExecutionJo
       return false;
     },
 
-    async finishExecution(executionId, state, at) {
+    async finishExecution(
+      executionId: string,
+      state: Exclude<ExecutionState, 'running'>,
+      at: string,
+    ): Promise<void> {
       if (state !== 'finished' && state !== 'aborted')
         throw new StoreError(`store: execution ${executionId} cannot finish as ${JSON.stringify(state)}`);
       const endedAt = toMs(at, `execution ${executionId}: at`);
@@ -265,7 +283,7 @@ export function createJournal(ctx: StoreContext, fenceOf?: FenceOf): ExecutionJo
       });
     },
 
-    async getExecution(executionId) {
+    async getExecution(executionId: string): Promise<ExecutionRecord | null> {
       const row = await db
         .selectFrom('executions')
         .selectAll()
@@ -274,7 +292,7 @@ export function createJournal(ctx: StoreContext, fenceOf?: FenceOf): ExecutionJo
       return row === undefined ? null : executionFromRow(row);
     },
 
-    async listMoves(executionId) {
+    async listMoves(executionId: string): Promise<MoveRecord[]> {
       const rows = await db
         .selectFrom('execution_moves')
         .selectAll()
@@ -284,7 +302,7 @@ export function createJournal(ctx: StoreContext, fenceOf?: FenceOf): ExecutionJo
       return rows.map(moveFromRow);
     },
 
-    async listUnfinishedExecutions() {
+    async listUnfinishedExecutions(): Promise<ExecutionRecord[]> {
       const rows = await db
         .selectFrom('executions')
         .selectAll()

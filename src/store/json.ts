@@ -1,6 +1,8 @@
 // JSON values as the store keeps them in text columns.
 
-export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+import type { JsonValue } from '../records/json.js';
+
+export type { JsonValue } from '../records/json.js';
 
 /** Parses a column the store wrote itself with JSON.stringify. */
 export function parseJson(text: string): JsonValue {

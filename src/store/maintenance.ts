@@ -7,50 +7,19 @@ import type { Selectable } from 'kysely';
 import {
   CAMPAIGN_STATES,
   type Campaign,
+  type CampaignFilter,
+  type CampaignPatch,
   type CampaignSettings,
   type CampaignState,
   type HostProgress,
-} from '../maintenance/types.js';
+  type NewCampaign,
+} from '../records/campaigns.js';
 import type { StoreContext } from './backend.js';
 import { StoreError } from './errors.js';
 import { parseJson } from './json.js';
 import { idCursor, type Page, type PageRequest, pageLimit, toPage } from './paging.js';
 import type { MaintenanceCampaignsTable } from './schema.js';
 import { fromMs, fromMsOrNull, toMs } from './time.js';
-
-export interface NewCampaign {
-  aggregate: string;
-  requestedBy: string;
-  requestedAt: string;
-  settings: CampaignSettings;
-  hosts: HostProgress[];
-}
-
-/** The fields a write changes; absent fields stay. */
-export interface CampaignPatch {
-  state?: CampaignState;
-  hosts?: HostProgress[];
-  note?: string | null;
-  taskId?: string | null;
-  abortRequested?: boolean;
-  endedAt?: string | null;
-}
-
-export interface CampaignFilter {
-  state?: CampaignState;
-  aggregate?: string;
-}
-
-export interface CampaignRepository {
-  create(campaign: NewCampaign): Promise<Campaign>;
-  get(id: string): Promise<Campaign | null>;
-  /** Newest first. */
-  list(filter?: CampaignFilter, page?: PageRequest): Promise<Page<Campaign>>;
-  /** RUNNING and PAUSED campaigns, oldest first. */
-  unfinished(): Promise<Campaign[]>;
-  /** Applies `patch` if the row is still at `version`; null (nothing written) when it moved. */
-  update(id: string, version: number, patch: CampaignPatch, at: string): Promise<Campaign | null>;
-}
 
 function fromRow(row: Selectable<MaintenanceCampaignsTable>): Campaign {
   return {
@@ -70,7 +39,14 @@ function fromRow(row: Selectable<MaintenanceCampaignsTable>): Campaign {
   };
 }
 
-export function createCampaignRepository(ctx: StoreContext): CampaignRepository {
+/**
+ * The campaign records on SQL. They implement maintenance's port (CampaignRepository,
+ * src/maintenance/ports.ts) by shape: the store does not import maintenance, the service hands
+ * this to it.
+ */
+export type SqlCampaignTable = ReturnType<typeof createCampaignRepository>;
+
+export function createCampaignRepository(ctx: StoreContext) {
   const { db } = ctx;
   const get = async (id: string): Promise<Campaign | null> => {
     if (!/^\d{1,15}$/.test(id)) return null;
@@ -82,7 +58,7 @@ export function createCampaignRepository(ctx: StoreContext): CampaignRepository 
     return row === undefined ? null : fromRow(row);
   };
   return {
-    async create(c) {
+    async create(c: NewCampaign): Promise<Campaign> {
       if (c.hosts.length === 0) throw new StoreError('store: a maintenance campaign has at least one host');
       const at = toMs(c.requestedAt, 'campaign requestedAt');
       const result = await db
@@ -109,7 +85,7 @@ export function createCampaignRepository(ctx: StoreContext): CampaignRepository 
 
     get,
 
-    async list(filter = {}, page) {
+    async list(filter: CampaignFilter = {}, page?: PageRequest): Promise<Page<Campaign>> {
       const limit = pageLimit(page);
       const after = idCursor(page);
       let q = db.selectFrom('maintenance_campaigns').selectAll();
@@ -123,7 +99,7 @@ export function createCampaignRepository(ctx: StoreContext): CampaignRepository 
       return toPage(rows, limit, fromRow, (r) => String(r.id));
     },
 
-    async unfinished() {
+    async unfinished(): Promise<Campaign[]> {
       const rows = await db
         .selectFrom('maintenance_campaigns')
         .selectAll()
@@ -133,7 +109,7 @@ export function createCampaignRepository(ctx: StoreContext): CampaignRepository 
       return rows.map(fromRow);
     },
 
-    async update(id, version, patch, at) {
+    async update(id: string, version: number, patch: CampaignPatch, at: string): Promise<Campaign | null> {
       if (!/^\d{1,15}$/.test(id)) return null;
       const set: Partial<Selectable<MaintenanceCampaignsTable>> = {
         updated_at: toMs(at, 'campaign update at'),

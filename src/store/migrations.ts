@@ -424,6 +424,22 @@ export function storeMigrations(backend: StoreBackend): Record<string, Migration
     '0005-ownership': ownership(backend),
     '0006-abort-requests': abortRequests(backend),
     '0007-maintenance-campaigns': maintenanceCampaigns(backend),
+    '0008-history-plan': historyPlan(),
+    '0009-load-profiles': loadProfiles(backend),
+  };
+}
+
+// Each history point names the plan its cycle made or kept, and whether the cycle found the
+// planning inputs unchanged since that plan (so it planned, checked and stored nothing).
+function historyPlan(): Migration {
+  return {
+    async up(db: Kysely<unknown>): Promise<void> {
+      await db.schema.alterTable('aggregate_history').addColumn('plan_id', KEY).execute();
+      await db.schema
+        .alterTable('aggregate_history')
+        .addColumn('unchanged', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
+    },
   };
 }
 
@@ -439,6 +455,24 @@ function abortRequests(backend: StoreBackend): Migration {
           .addColumn('execution_id', KEY, (c) => c.primaryKey())
           .addColumn('requested_by', KEY, (c) => c.notNull())
           .addColumn('at', TIME, (c) => c.notNull()),
+      ).execute();
+    },
+  };
+}
+
+// Load profiles (issue 28): each aggregate's reduced history, kept so a restart does not read two
+// weeks of Prometheus history again.
+function loadProfiles(backend: StoreBackend): Migration {
+  const LONG = longTextType(backend);
+  return {
+    async up(db: Kysely<unknown>): Promise<void> {
+      await tableOptions(
+        backend,
+        db.schema
+          .createTable('load_profiles')
+          .addColumn('aggregate', KEY, (c) => c.primaryKey())
+          .addColumn('refreshed_at', TIME, (c) => c.notNull())
+          .addColumn('document', LONG, (c) => c.notNull()),
       ).execute();
     },
   };

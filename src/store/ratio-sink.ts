@@ -1,18 +1,29 @@
 // Prevention's change sink on the store: every intended, written, abandoned or adopted ratio
 // change, and the hosts Aicerine stopped writing because someone else pins their ratio. Written
 // changes are also entered in ratio_changes, the history people read.
-import type { PinnedHost, RatioChangeRecord, RatioChangeSink, RatioChangeState } from '../prevention/sink.js';
-import { RATIO_CHANGE_STATES } from '../prevention/sink.js';
+import {
+  type PinnedHost,
+  RATIO_CHANGE_STATES,
+  type RatioChangeRecord,
+  type RatioChangeState,
+} from '../records/ratio-changes.js';
 import { type StoreContext, writeTransaction } from './backend.js';
 import { StoreError } from './errors.js';
 import { fromMs, toMs } from './time.js';
 
 const isState = (s: string): s is RatioChangeState => (RATIO_CHANGE_STATES as readonly string[]).includes(s);
 
-export function createRatioChangeSink(ctx: StoreContext): RatioChangeSink {
+/**
+ * Prevention's change sink on SQL. It implements prevention's port (RatioChangeSink,
+ * src/prevention/sink.ts) by shape: the store does not import prevention, the service hands this
+ * to it.
+ */
+export type SqlRatioChangeSink = ReturnType<typeof createRatioChangeSink>;
+
+export function createRatioChangeSink(ctx: StoreContext) {
   const { db } = ctx;
   return {
-    async record(c: RatioChangeRecord) {
+    async record(c: RatioChangeRecord): Promise<void> {
       await writeTransaction(ctx, async (trx) => {
         await trx
           .insertInto('ratio_intents')
@@ -49,7 +60,7 @@ export function createRatioChangeSink(ctx: StoreContext): RatioChangeSink {
       });
     },
 
-    async lastChanges() {
+    async lastChanges(): Promise<Map<string, RatioChangeRecord>> {
       const newest = db
         .selectFrom('ratio_intents')
         .select((eb) => ['host', eb.fn.max('id').as('id')])
@@ -79,7 +90,7 @@ export function createRatioChangeSink(ctx: StoreContext): RatioChangeSink {
       return out;
     },
 
-    async pinned() {
+    async pinned(): Promise<Map<string, PinnedHost>> {
       const rows = await db.selectFrom('ratio_pins').selectAll().execute();
       return new Map<string, PinnedHost>(
         rows.map((r) => [
@@ -96,7 +107,7 @@ export function createRatioChangeSink(ctx: StoreContext): RatioChangeSink {
       );
     },
 
-    async pin(p: PinnedHost) {
+    async pin(p: PinnedHost): Promise<void> {
       await writeTransaction(ctx, async (trx) => {
         await trx.deleteFrom('ratio_pins').where('host', '=', p.host).execute();
         await trx
@@ -113,7 +124,7 @@ export function createRatioChangeSink(ctx: StoreContext): RatioChangeSink {
       });
     },
 
-    async unpin(host: string) {
+    async unpin(host: string): Promise<void> {
       await db.deleteFrom('ratio_pins').where('host', '=', host).execute();
     },
   };

@@ -195,6 +195,10 @@ export interface AggregateHistoryTable {
   dimensions: string;
   hosts: number;
   plan_moves: number;
+  /** The plan the cycle stored or kept (null: none, or a point from before migration 0008). */
+  plan_id: string | null;
+  /** 1 when the cycle found the inputs unchanged since that plan and stored nothing. */
+  unchanged: Generated<number>;
 }
 
 export interface TasksTable {
@@ -258,6 +262,13 @@ export interface MaintenanceCampaignsTable {
   ended_at: number | null;
 }
 
+/** One row per aggregate: its load profiles as a JSON document (src/store/load-profiles.ts). */
+export interface LoadProfilesTable {
+  aggregate: string;
+  refreshed_at: number;
+  document: string;
+}
+
 export interface Database {
   executions: ExecutionsTable;
   execution_moves: ExecutionMovesTable;
@@ -279,4 +290,5 @@ export interface Database {
   tasks: TasksTable;
   aggregate_owners: AggregateOwnersTable;
   maintenance_campaigns: MaintenanceCampaignsTable;
+  load_profiles: LoadProfilesTable;
 }

@@ -55,6 +55,10 @@ export interface NewHistoryPoint {
   dimensions: Record<string, DimensionStats>;
   hosts: number;
   planMoves: number;
+  /** The plan the cycle stored or kept, if any. */
+  planId?: string | null;
+  /** The planning inputs were those of `planId` (or of the last cycle when null): nothing was planned or stored. */
+  unchanged?: boolean;
 }
 
 export interface HistoryPoint extends NewHistoryPoint {
@@ -161,6 +165,8 @@ function pointFromRow(row: Selectable<AggregateHistoryTable>): HistoryPoint {
     dimensions,
     hosts: Number(row.hosts),
     planMoves: Number(row.plan_moves),
+    planId: row.plan_id === null ? null : String(row.plan_id),
+    unchanged: Number(row.unchanged) === 1,
   };
 }
 
@@ -184,6 +190,8 @@ export function createHistoryRepository(ctx: StoreContext): HistoryRepository {
         dimensions: JSON.stringify(p.dimensions),
         hosts: p.hosts,
         plan_moves: p.planMoves,
+        plan_id: p.planId ?? null,
+        unchanged: p.unchanged === true ? 1 : 0,
       };
       const result = await db.insertInto('aggregate_history').values(row).executeTakeFirstOrThrow();
       return pointFromRow({ ...row, id: Number(result.insertId) });

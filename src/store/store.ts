@@ -1,8 +1,10 @@
-// The store: one object that the service opens once and passes around. It implements the
-// executor's journal and carries one repository per kind of record.
+// The store: one object that the service opens once and passes around. It is the executor's
+// journal and carries one repository per kind of record. The ports it implements (the journal,
+// the task table, the campaign records, prevention's sink) are declared beside the domains that
+// use them; the store implements them by shape, never importing those domains, and the service
+// hands each domain its part (src/service).
 
-import type { ExecutionJournal } from '../executor/journal.js';
-import type { RatioChangeSink } from '../prevention/sink.js';
+import type { ProfileStore } from '../cloud/profiles/port.js';
 import { type AuditLogRepository, createAuditLogRepository } from './audit.js';
 import type { StoreBackend } from './backend.js';
 import { connect, type StoreOptions } from './connect.js';
@@ -10,14 +12,15 @@ import { type CooldownRepository, createCooldownRepository } from './cooldowns.j
 import { type CostSampleRepository, createCostSampleRepository } from './cost-samples.js';
 import { createDataHealthRepository, type DataHealthRepository } from './data-health.js';
 import { createExecutionRepository, type ExecutionRepository } from './executions.js';
-import { createJournal, type FenceOf } from './journal.js';
-import { type CampaignRepository, createCampaignRepository } from './maintenance.js';
+import { createJournal, type FenceOf, type SqlJournal } from './journal.js';
+import { createProfileStore } from './load-profiles.js';
+import { createCampaignRepository, type SqlCampaignTable } from './maintenance.js';
 import { migrateToLatest } from './migrations.js';
 import { createOwnershipRepository, type OwnershipRepository } from './ownership.js';
 import { createPlanRepository, type PlanRepository } from './plans.js';
 import { createQuarantineRepository, type QuarantineRepository } from './quarantine.js';
 import { createRatioChangeRepository, type RatioChangeRepository } from './ratio-changes.js';
-import { createRatioChangeSink } from './ratio-sink.js';
+import { createRatioChangeSink, type SqlRatioChangeSink } from './ratio-sink.js';
 import { createRetention, type RetentionRepository } from './retention.js';
 import {
   type AbortRequestRepository,
@@ -28,9 +31,9 @@ import {
   type PauseRepository,
 } from './service-state.js';
 import { createSnapshotRepository, type SnapshotRepository } from './snapshots.js';
-import { createTaskRepository, type TaskRepository } from './tasks.js';
+import { createTaskRepository, type SqlTaskTable } from './tasks.js';
 
-export interface Store extends ExecutionJournal {
+export interface Store extends SqlJournal {
   readonly backend: StoreBackend;
   readonly executions: ExecutionRepository;
   readonly plans: PlanRepository;
@@ -39,7 +42,7 @@ export interface Store extends ExecutionJournal {
   readonly costSamples: CostSampleRepository;
   readonly ratioChanges: RatioChangeRepository;
   /** Prevention's intents, outcomes and pinned hosts. */
-  readonly ratioSink: RatioChangeSink;
+  readonly ratioSink: SqlRatioChangeSink;
   readonly dataHealth: DataHealthRepository;
   readonly snapshots: SnapshotRepository;
   readonly audit: AuditLogRepository;
@@ -56,11 +59,13 @@ export interface Store extends ExecutionJournal {
    * The journal as one replica among several writes it: every write checks, in its transaction,
    * that the fence `fenceOf` gives for the execution's aggregate is not older than the recorded one.
    */
-  fencedJournal(fenceOf: FenceOf): ExecutionJournal;
+  fencedJournal(fenceOf: FenceOf): SqlJournal;
   /** Operator tasks (docs/tasks.md). */
-  readonly tasks: TaskRepository;
+  readonly tasks: SqlTaskTable;
   /** Rolling-maintenance campaigns (docs/maintenance.md). */
-  readonly maintenance: CampaignRepository;
+  readonly maintenance: SqlCampaignTable;
+  /** Each aggregate's load profiles between daily refreshes (src/cloud/profiles). */
+  readonly profiles: ProfileStore;
   /** Closes the database (the pool on MariaDB); the store is unusable after. */
   close(): Promise<void>;
 }
@@ -95,6 +100,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     fencedJournal: (fenceOf) => createJournal(ctx, fenceOf),
     tasks: createTaskRepository(ctx),
     maintenance: createCampaignRepository(ctx),
+    profiles: createProfileStore(ctx),
     close: () => ctx.db.destroy(),
   };
 }

@@ -3,76 +3,20 @@
 // taken on a stale read (a lock that lapsed while its holder was paused) change nothing.
 
 import { type Selectable, sql, type Updateable } from 'kysely';
-import type { JsonObject, TaskProgress, TaskRecord, TaskState } from '../tasks/types.js';
-import { TASK_STATES } from '../tasks/types.js';
+import {
+  type NewTaskBatch,
+  TASK_STATES,
+  type TaskFilter,
+  type TaskPatch,
+  type TaskRecord,
+  type TaskState,
+} from '../records/tasks.js';
 import type { StoreContext } from './backend.js';
 import { StoreError } from './errors.js';
-import { type JsonValue, parseJson, parseStringArray } from './json.js';
+import { parseJson, parseStringArray } from './json.js';
 import { idCursor, type Page, type PageRequest, pageLimit, toPage } from './paging.js';
 import type { TasksTable } from './schema.js';
 import { fromMs, fromMsOrNull, toMs } from './time.js';
-
-export interface NewTask {
-  kind: string;
-  args: JsonObject;
-  hosts: string[];
-  afterBatch: boolean;
-}
-
-export interface NewTaskBatch {
-  requestedBy: string;
-  requestedAt: string;
-  /** Shared by the tasks of one request. */
-  batch: string;
-  tasks: NewTask[];
-}
-
-export interface TaskFilter {
-  state?: TaskState;
-  kind?: string;
-  /** Tasks that lock this host. */
-  host?: string;
-  batch?: string;
-}
-
-/** Fields a decision or a running task changes; absent fields stay as they are. */
-export interface TaskPatch {
-  state?: TaskState;
-  progress?: TaskProgress;
-  result?: JsonValue | null;
-  error?: string | null;
-  waitingReason?: string | null;
-  checkpoint?: JsonValue | null;
-  owner?: string | null;
-  cancelRequested?: boolean;
-  attempts?: number;
-  startedAt?: string | null;
-  heartbeatAt?: string | null;
-  endedAt?: string | null;
-}
-
-export interface TaskRepository {
-  /** Creates the tasks of one request in one transaction, SCHEDULED, in the given order. */
-  create(batch: NewTaskBatch): Promise<TaskRecord[]>;
-  get(id: string): Promise<TaskRecord | null>;
-  /** Newest first. */
-  list(filter?: TaskFilter, page?: PageRequest): Promise<Page<TaskRecord>>;
-  /** SCHEDULED, WAITING and RUNNING tasks, oldest first (the order a worker considers them). */
-  unfinished(): Promise<TaskRecord[]>;
-  /**
-   * Applies `patch` if the row is still at `version` (and bumps it). Returns the new record, or
-   * null when the task changed meanwhile or no longer exists: then nothing was written.
-   */
-  update(id: string, version: number, patch: TaskPatch, at: string): Promise<TaskRecord | null>;
-  /**
-   * A running task's own writes (progress, checkpoint, heartbeat): applied only while the task
-   * is RUNNING under `owner`. Returns the new record, or null when it is not (adopted by another
-   * worker, cancelled and ended): the run must stop.
-   */
-  updateRunning(id: string, owner: string, patch: TaskPatch, at: string): Promise<TaskRecord | null>;
-  /** Deletes DONE tasks that ended before `before`; other states are never deleted. */
-  deleteDone(before: string): Promise<number>;
-}
 
 function taskFromRow(row: Selectable<TasksTable>): TaskRecord {
   const args = parseJson(row.args);
@@ -139,7 +83,13 @@ function hostPattern(host: string): string {
   return `%${JSON.stringify(host).replace(/[!%_]/g, (c) => `!${c}`)}%`;
 }
 
-export function createTaskRepository(ctx: StoreContext): TaskRepository {
+/**
+ * The task table on SQL. It implements the task modules' port (TaskRepository, src/tasks/ports.ts)
+ * by shape: the store does not import the tasks, the service hands this to them.
+ */
+export type SqlTaskTable = ReturnType<typeof createTaskRepository>;
+
+export function createTaskRepository(ctx: StoreContext) {
   const { db } = ctx;
   const get = async (id: string): Promise<TaskRecord | null> => {
     if (!/^\d{1,15}$/.test(id)) return null;
@@ -147,7 +97,7 @@ export function createTaskRepository(ctx: StoreContext): TaskRepository {
     return row === undefined ? null : taskFromRow(row);
   };
   return {
-    async create(batch) {
+    async create(batch: NewTaskBatch): Promise<TaskRecord[]> {
       if (batch.tasks.length === 0) throw new StoreError('store: a task request creates at least one task');
       if (batch.requestedBy === '' || batch.batch === '')
         throw new StoreError('store: a task names who requested it and its batch');
@@ -193,7 +143,7 @@ export function createTaskRepository(ctx: StoreContext): TaskRepository {
 
     get,
 
-    async list(filter = {}, page) {
+    async list(filter: TaskFilter = {}, page?: PageRequest): Promise<Page<TaskRecord>> {
       const limit = pageLimit(page);
       const after = idCursor(page);
       let q = db.selectFrom('tasks').selectAll();
@@ -210,7 +160,7 @@ export function createTaskRepository(ctx: StoreContext): TaskRepository {
       return toPage(rows, limit, taskFromRow, (r) => String(r.id));
     },
 
-    async unfinished() {
+    async unfinished(): Promise<TaskRecord[]> {
       const rows = await db
         .selectFrom('tasks')
         .selectAll()
@@ -220,7 +170,7 @@ export function createTaskRepository(ctx: StoreContext): TaskRepository {
       return rows.map(taskFromRow);
     },
 
-    async update(id, version, patch, at) {
+    async update(id: string, version: number, patch: TaskPatch, at: string): Promise<TaskRecord | null> {
       if (!/^\d{1,15}$/.test(id)) return null;
       const result = await db
         .updateTable('tasks')
@@ -232,7 +182,7 @@ export function createTaskRepository(ctx: StoreContext): TaskRepository {
       return get(id);
     },
 
-    async updateRunning(id, owner, patch, at) {
+    async updateRunning(id: string, owner: string, patch: TaskPatch, at: string): Promise<TaskRecord | null> {
       if (!/^\d{1,15}$/.test(id)) return null;
       const result = await db
         .updateTable('tasks')
@@ -245,7 +195,7 @@ export function createTaskRepository(ctx: StoreContext): TaskRepository {
       return get(id);
     },
 
-    async deleteDone(before) {
+    async deleteDone(before: string): Promise<number> {
       const result = await db
         .deleteFrom('tasks')
         .where('state', '=', 'DONE')

@@ -10,7 +10,7 @@ import { LOCK_NAMES, type LockService, withLock } from '../coordination/locks.js
 import { formatIssues, InputError } from '../errors.js';
 import type { Clock } from '../executor/ports.js';
 import type { Page, PageRequest } from '../store/paging.js';
-import type { TaskFilter, TaskRepository } from '../store/tasks.js';
+import type { TaskFilter, TaskRepository } from './ports.js';
 import type { TaskRegistry } from './registry.js';
 import { type PlannedTask, type TaskRecord, TaskRequestError } from './types.js';
 import type { TaskWorkerStatus } from './worker.js';

@@ -18,65 +18,21 @@ import type { CloudSession } from '../cloud/session.js';
 import type { ServiceConfig } from '../config/types.js';
 import type { InputIssue } from '../errors.js';
 import type { Clock } from '../executor/ports.js';
-import type { JsonValue } from '../store/json.js';
 
-export const TASK_STATES = ['SCHEDULED', 'WAITING', 'RUNNING', 'DONE', 'ERROR'] as const;
-export type TaskState = (typeof TASK_STATES)[number];
+import type { JsonObject, JsonValue } from '../records/json.js';
+import type { TaskProgress, TaskRecord } from '../records/tasks.js';
 
-/** States a task does not leave. */
-export const FINAL_TASK_STATES: readonly TaskState[] = ['DONE', 'ERROR'];
-
-export function isFinalTaskState(state: TaskState): boolean {
-  return state === 'DONE' || state === 'ERROR';
-}
-
-export type JsonObject = { [key: string]: JsonValue };
-
-export interface TaskProgress {
-  done: number;
-  /** null while the task does not know yet how much there is. */
-  total: number | null;
-  /** The step now, in words: "live-migrating web-3 to compute2". */
-  detail: string;
-}
-
-export interface TaskRecord {
-  id: string;
-  kind: string;
-  /** The parsed arguments, as the handler's `parse` returned them (stored as JSON). */
-  args: JsonObject;
-  /** "operator:alice", "cli", "task:12" for a follow-up task. */
-  requestedBy: string;
-  requestedAt: string;
-  /** Tasks created by one request share a batch (validate-compute: one task per host + clean-up). */
-  batch: string;
-  /** True for a task that starts only when every other task of its batch has ended. */
-  afterBatch: boolean;
-  state: TaskState;
-  progress: TaskProgress;
-  /** What a DONE task did (the handler's return value); also kept when it ended in ERROR half-way. */
-  result: JsonValue | null;
-  /** Why it is in ERROR. */
-  error: string | null;
-  /** Why it is WAITING (or why the worker left it untouched, e.g. the lock backend is unreachable). */
-  waitingReason: string | null;
-  /** Hosts the task holds `host/<host>` locks on while it runs (the balancer keeps off them). */
-  hosts: string[];
-  /** The handler's last saved checkpoint: where a resumed run continues. */
-  checkpoint: JsonValue | null;
-  /** The worker running it (RUNNING), or that ran it last. */
-  owner: string | null;
-  /** Set by a cancel request on a RUNNING task; the handler's signal aborts. */
-  cancelRequested: boolean;
-  /** How many times a worker started (or resumed) it. */
-  attempts: number;
-  /** Grows with every write: a decision names the version it read, so a stale one writes nothing. */
-  version: number;
-  startedAt: string | null;
-  heartbeatAt: string | null;
-  updatedAt: string;
-  endedAt: string | null;
-}
+// The records are declared below the tasks and the store both (src/records); the task modules
+// keep importing them from here.
+export type { JsonObject } from '../records/json.js';
+export {
+  FINAL_TASK_STATES,
+  isFinalTaskState,
+  TASK_STATES,
+  type TaskProgress,
+  type TaskRecord,
+  type TaskState,
+} from '../records/tasks.js';
 
 /** What the handler's preflight returns: the tasks one request creates. */
 export interface PlannedTask {

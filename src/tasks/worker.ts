@@ -19,9 +19,9 @@ import {
   withLock,
 } from '../coordination/locks.js';
 import type { Clock } from '../executor/ports.js';
+import type { JsonValue } from '../records/json.js';
 import type { AuditLogRepository } from '../store/audit.js';
-import type { JsonValue } from '../store/json.js';
-import type { TaskPatch, TaskRepository } from '../store/tasks.js';
+import type { TaskPatch, TaskRepository } from './ports.js';
 import type { TaskRegistry } from './registry.js';
 import {
   type AnyTaskHandler,

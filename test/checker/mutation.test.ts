@@ -11,6 +11,7 @@ import { planSnapshot } from '../../src/planner/index.js';
 import { DEFAULT_POLICY } from '../../src/policy/defaults.js';
 import { synthesizeSnapshot } from '../../src/snapshot/synth.js';
 import { approvedPlan } from './fixtures.js';
+import { forecastBase } from './forecast-fixtures.js';
 
 interface Base {
   snap: Snapshot;
@@ -39,7 +40,10 @@ interface Mutation {
 }
 
 const bases: Base[] = [];
+/** Plans made with load: forecast (forecast-fixtures.ts), for the forecast guarantee. */
+const forecastBases: Base[] = [];
 beforeAll(() => {
+  for (const seed of [5, 17]) forecastBases.push(forecastBase(seed));
   for (const seed of [3, 11, 29]) {
     const snap = synthesizeSnapshot({
       hosts: 18,
@@ -104,6 +108,24 @@ function notMigratable(change: (s: Server) => void, what: string): Mutation {
 }
 
 const MUTATIONS: Mutation[] = [
+  {
+    code: 'forecast-mismatch',
+    what: "a forecast peak quoted off by some points in a move's reason (load: forecast plans)",
+    apply: (p) => {
+      const b = forecastBases[p.k % forecastBases.length]!;
+      const m = pick({ ...p, base: b });
+      const quote = m.move.reason.match(/forecast peak \w{3} \d\d:00: \S+ (\d+)% → (\d+)%/);
+      if (!quote) return undefined;
+      const shift = 1 + (p.k % 5);
+      m.move.reason = m.move.reason.replace(
+        quote[0],
+        p.k % 2 === 0
+          ? quote[0].replace(`${quote[1]}% →`, `${Number(quote[1]) + shift}% →`)
+          : quote[0].replace(`→ ${quote[2]}%`, `→ ${Number(quote[2]) + shift}%`),
+      );
+      return { snap: m.snap, plan: m.plan };
+    },
+  },
   // references
   {
     code: 'unknown-server',
@@ -749,6 +771,10 @@ describe('checker mutation tests: every guarantee, broken on purpose, is flagged
     for (const { snap, plan } of bases) {
       expect(checkPlan(snap, plan).violations).toEqual([]);
       expect(plan.aggregates.filter((a) => a.moves.length > 0).length).toBeGreaterThanOrEqual(2);
+    }
+    for (const { snap, plan } of forecastBases) {
+      expect(checkPlan(snap, plan).violations).toEqual([]);
+      expect(plan.aggregates.some((a) => a.forecast?.load === 'forecast' && a.moves.length > 0)).toBe(true);
     }
     const { snap, plan } = approvedPlan();
     expect(checkPlan(snap, plan).violations).toEqual([]);

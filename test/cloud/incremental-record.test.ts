@@ -85,9 +85,40 @@ function destinationFor(cloud: SimCloud, s: SimServer): string {
 }
 
 describe('IncrementalRecorder on the simulator', () => {
+  it('reads host series every cycle and per-server series on their slower cadence', async () => {
+    const w = await world(12, 240);
+    const rec = await recorder(w, { serverMetricsEveryCycles: 3 });
+    const first = await rec.cycle();
+    expect(first.callsByService.prometheus).toBe(8);
+    const serverLoads = (snap: Snapshot) => snap.servers.map((s) => [s.id, s.load]);
+    const hostLoads = (snap: Snapshot) => snap.hosts.map((h) => [h.name, h.load]);
+    for (const cycle of [2, 3, 4]) {
+      // Half an hour later the generated loads have moved: hosts show it, servers keep the first read.
+      w.cloud.advance(1800);
+      const r = await rec.cycle();
+      const full = await fullRecord(w);
+      expect(hostLoads(r.snapshot)).toEqual(hostLoads(full));
+      if (cycle < 4) {
+        expect(r.callsByService.prometheus).toBe(4);
+        expect(r.changes.reread).not.toContain('server metrics');
+        expect(serverLoads(r.snapshot)).toEqual(serverLoads(first.snapshot));
+        expect(serverLoads(r.snapshot)).not.toEqual(serverLoads(full));
+        // The server rules' health is that of the read they come from, so the gate judges it.
+        expect(r.metrics?.health.rules.filter((x) => x.scope === 'server')).toEqual(
+          first.metrics?.health.rules.filter((x) => x.scope === 'server'),
+        );
+      } else {
+        expect(r.callsByService.prometheus).toBe(8);
+        expect(r.changes.reread).toContain('server metrics');
+        expect(serverLoads(r.snapshot)).toEqual(serverLoads(full));
+      }
+    }
+  });
+
   it('gives the full record after every kind of change, re-reading only what changed', async () => {
     const w = await world(12, 240);
-    const rec = await recorder(w);
+    // Server series every cycle: the snapshot is then the full record's to the last figure.
+    const rec = await recorder(w, { serverMetricsEveryCycles: 1 });
     const session = await w.session();
 
     const first = await rec.cycle();
@@ -229,7 +260,7 @@ describe('IncrementalRecorder on the simulator', () => {
     const list = session.nova.listMigrations.bind(session.nova);
     session.nova.listMigrations = async (f = {}) =>
       (await list(f)).filter((m) => !hidden.has(m.id) && !(f.changesSince && m.updatedAt === null));
-    const rec = new IncrementalRecorder(session, { now: w.now });
+    const rec = new IncrementalRecorder(session, { now: w.now, serverMetricsEveryCycles: 1 });
     await rec.cycle();
 
     const used = new Set<string>();
@@ -262,7 +293,7 @@ describe('IncrementalRecorder on the simulator', () => {
 
   it('re-reads the hosts of a cancelled migration, whose released claim moves no generation', async () => {
     const w = await world(10, 100);
-    const rec = await recorder(w);
+    const rec = await recorder(w, { serverMetricsEveryCycles: 1 });
     const session = await w.session();
     await rec.cycle();
     w.cloud.timing.holdSeconds = 600;

@@ -43,7 +43,13 @@ function awkward(
     getServer: (id) => inner.getServer(id),
     listLiveMigrations: async (id) =>
       (await inner.listLiveMigrations(id)).map(view).filter((m): m is LiveMigrationView => m !== null),
+    listLiveMigrationsChangedSince: async (since) => {
+      const listed = await inner.listLiveMigrationsChangedSince(since);
+      const records = listed.records.map(view).filter((m): m is LiveMigrationView => m !== null);
+      return { ...listed, records };
+    },
     getComputeService: (h) => inner.getComputeService(h),
+    listComputeServices: () => inner.listComputeServices(),
     getHostRoom: (h) => inner.getHostRoom(h),
     getServerAllocation: (id) => inner.getServerAllocation(id),
     liveMigrate: async (id, h) => {

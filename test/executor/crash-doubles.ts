@@ -99,7 +99,11 @@ export function dyingCloud(inner: ExecutorCloud, proc: Proc, point: CrashPoint):
   return {
     getServer: wrap('getServer', (id: string) => inner.getServer(id)),
     listLiveMigrations: wrap('listLiveMigrations', (id: string) => inner.listLiveMigrations(id)),
+    listLiveMigrationsChangedSince: wrap('listLiveMigrationsChangedSince', (since: number) =>
+      inner.listLiveMigrationsChangedSince(since),
+    ),
     getComputeService: wrap('getComputeService', (h: string) => inner.getComputeService(h)),
+    listComputeServices: wrap('listComputeServices', () => inner.listComputeServices()),
     getHostRoom: wrap('getHostRoom', (h: string) => inner.getHostRoom(h)),
     getServerAllocation: wrap('getServerAllocation', (id: string) => inner.getServerAllocation(id)),
     liveMigrate: wrap('liveMigrate', (id: string, h: string) => inner.liveMigrate(id, h)),

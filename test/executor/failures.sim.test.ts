@@ -113,7 +113,10 @@ describe('abort', () => {
       ...w.executorCloud,
       getServer: (id: string) => w.executorCloud.getServer(id),
       listLiveMigrations: (id: string) => w.executorCloud.listLiveMigrations(id),
+      listLiveMigrationsChangedSince: (since: number) =>
+        w.executorCloud.listLiveMigrationsChangedSince(since),
       getComputeService: (h: string) => w.executorCloud.getComputeService(h),
+      listComputeServices: () => w.executorCloud.listComputeServices(),
       getHostRoom: (h: string) => w.executorCloud.getHostRoom(h),
       getServerAllocation: (id: string) => w.executorCloud.getServerAllocation(id),
       liveMigrate: (id: string, h: string) => w.executorCloud.liveMigrate(id, h),

@@ -43,7 +43,9 @@ function conflicting(
       ...inner,
       getServer: (id) => inner.getServer(id),
       listLiveMigrations: (id) => inner.listLiveMigrations(id),
+      listLiveMigrationsChangedSince: (since) => inner.listLiveMigrationsChangedSince(since),
       getComputeService: (h) => inner.getComputeService(h),
+      listComputeServices: () => inner.listComputeServices(),
       getHostRoom: (h) => inner.getHostRoom(h),
       getServerAllocation: (id) => inner.getServerAllocation(id),
       liveMigrate: async (id, h) => {

@@ -57,6 +57,12 @@ class ArrayStore implements LoopStore {
   async setPlanStatus(id: string, status: StoredPlanStatus) {
     this.plans.find((p) => p.id === id)!.status = status;
   }
+  async latestPlan(aggregate: string) {
+    const p = this.plans.filter((x) => x.aggregate === aggregate).at(-1);
+    if (p === undefined) return null;
+    const status = p.status === 'observed' || p.status === 'proposed' ? p.status : ('other' as const);
+    return { id: p.id, status, plan: p.plan };
+  }
   async pendingPlan(aggregate: string) {
     return this.plans.filter((p) => p.aggregate === aggregate && p.status === 'proposed').at(-1) ?? null;
   }
@@ -210,7 +216,7 @@ function setup(over: Partial<AggregateLoopSettings> = {}) {
     },
   };
   const loop = new ControlLoop({ reader, store, executor, now: () => new Date(clock.now) }, settings(over));
-  return { loop, store, executor, snap: () => snap, setSnap: (s: Snapshot) => (snap = s) };
+  return { loop, store, executor, reader, snap: () => snap, setSnap: (s: Snapshot) => (snap = s) };
 }
 
 describe('control loop cycle', () => {
@@ -492,5 +498,92 @@ describe('control loop cycle', () => {
     expect(r.aggregates[0]!.decision!.waiting[0]!.why).toMatch(
       /aggregate day budget: 0 of 1 moves started in the last 24 h, 1 left/,
     );
+  });
+});
+
+describe('control loop: unchanged aggregates', () => {
+  it('observe: a cycle on the same inputs plans nothing new and says since which plan', async () => {
+    const { loop, store } = setup({ mode: 'observe' });
+    const first = (await loop.runCycle()).aggregates[0]!;
+    expect(first.unchanged).toBeUndefined();
+    clock.now += 300_000;
+    const again = (await loop.runCycle()).aggregates[0]!;
+    expect(again.unchanged).toBe(true);
+    expect(again.planId).toBe(first.planId);
+    expect(again.summary).toBe(
+      `unchanged since plan ${first.planId}, not stored again: observe mode, nothing executed`,
+    );
+    expect(store.plans).toHaveLength(1);
+    // Still measured every cycle: the history charts today's figure, not the plan's.
+    expect(again.imbalance).toBe(first.imbalance);
+  });
+
+  it('a change of the aggregate is planned and stored; loads within the tolerance are not a change', async () => {
+    const { loop, store, snap } = setup({ mode: 'observe' });
+    await loop.runCycle();
+    const a = snap().hosts.find((h) => h.name === 'a')!;
+    a.load = { ...a.load, cpu: a.load!.cpu! + 0.05 };
+    clock.now += 300_000;
+    expect((await loop.runCycle()).aggregates[0]!.unchanged).toBe(true);
+    // A host of the aggregate disabled for maintenance: the plan can no longer use it.
+    const d = snap().hosts.find((h) => h.name === 'd')!;
+    d.service = { ...d.service, status: 'disabled', disabledReason: 'maintenance' };
+    clock.now += 300_000;
+    const changed = (await loop.runCycle()).aggregates[0]!;
+    expect(changed.unchanged).toBeUndefined();
+    expect(store.plans).toHaveLength(2);
+    expect(store.plans[1]!.plan.aggregates[0]!.moves.every((m) => m.to !== 'd')).toBe(true);
+  });
+
+  it('a restarted loop plans again but does not store the same plan twice', async () => {
+    const { loop, store, reader } = setup({ mode: 'observe' });
+    const first = (await loop.runCycle()).aggregates[0]!;
+    const restarted = new ControlLoop(
+      {
+        reader,
+        store,
+        executor: new InstantExecutor(store, () => world()),
+        now: () => new Date(clock.now),
+      },
+      settings({ mode: 'observe' }),
+    );
+    clock.now += 300_000;
+    const again = (await restarted.runCycle()).aggregates[0]!;
+    expect(again.unchanged).toBe(true);
+    expect(again.planId).toBe(first.planId);
+    expect(store.plans).toHaveLength(1);
+  });
+
+  it('active: unchanged outside the window, then the window opens and a fresh plan starts', async () => {
+    const { loop, store, executor } = setup();
+    clock.now = Date.parse('2026-11-30T12:00:00Z'); // Monday noon, window closed
+    const waiting = (await loop.runCycle()).aggregates[0]!;
+    expect(waiting.summary).toBe('outside the maintenance window: waiting');
+    clock.now += 300_000;
+    const still = (await loop.runCycle()).aggregates[0]!;
+    expect(still.unchanged).toBe(true);
+    expect(still.summary).toBe(
+      `unchanged since plan ${waiting.planId}, not stored again: outside the maintenance window: waiting`,
+    );
+    expect(store.plans).toHaveLength(1);
+    clock.now = Date.parse('2026-12-04T23:00:00Z'); // Saturday 00:00 in Paris: open
+    const acting = (await loop.runCycle()).aggregates[0]!;
+    expect(acting.unchanged).toBeUndefined();
+    expect(acting.started).toBeGreaterThan(0);
+    expect(executor.requests).toHaveLength(1);
+    expect(store.plans).toHaveLength(2);
+    expect(store.plans[1]!.status).toBe('executing');
+    expect(store.plans[1]!.plan.snapshotTakenAt).toBe(new Date(clock.now).toISOString());
+  });
+
+  it('assisted: a proposed plan that expires is replaced even when nothing changed', async () => {
+    const { loop, store } = setup({ mode: 'assisted', approvalExpirySeconds: 600 });
+    await loop.runCycle();
+    clock.now += 300_000;
+    await loop.runCycle();
+    expect(store.plans.map((p) => p.status)).toEqual(['proposed']);
+    clock.now += 600_000;
+    await loop.runCycle();
+    expect(store.plans.map((p) => p.status)).toEqual(['expired', 'proposed']);
   });
 });

@@ -42,6 +42,12 @@ class ArrayStore implements LoopStore {
   async setPlanStatus(id: string, status: StoredPlanStatus) {
     this.plans.find((p) => p.id === id)!.status = status;
   }
+  async latestPlan(aggregate: string) {
+    const p = this.plans.filter((x) => x.aggregate === aggregate).at(-1);
+    if (p === undefined) return null;
+    const status = p.status === 'observed' || p.status === 'proposed' ? p.status : ('other' as const);
+    return { id: p.id, status, plan: p.plan };
+  }
   async pendingPlan() {
     return null;
   }

@@ -24,6 +24,14 @@ describe('policy', () => {
     expect(p.concurrency).toEqual(DEFAULT_POLICY.concurrency);
   });
 
+  it('plans on current load unless told, and merges forecast settings over their defaults', () => {
+    expect(DEFAULT_POLICY.load).toBe('current');
+    expect(DEFAULT_POLICY.forecast).toEqual({ horizonHours: 24, peakSlots: 3, maxError: 0.15 });
+    const p = compilePolicy({ load: 'forecast', forecast: { peakSlots: 5 } });
+    expect(p.load).toBe('forecast');
+    expect(p.forecast).toEqual({ horizonHours: 24, peakSlots: 5, maxError: 0.15 });
+  });
+
   it('accepts a custom dimension that names its load and capacity', () => {
     const p = compilePolicy({
       dimensions: [{ name: 'net', weight: 0.2, load: 'netMbps', capacity: 'NET_BW_EGR_KILOBIT_PER_SEC' }],
@@ -57,6 +65,25 @@ describe('policy', () => {
       doc: { pack: { partialDrainMaxPinned: 2 } },
       message: /pack\.partialDrainMaxPinned: expected a fraction in \[0, 1\], got 2/,
     },
+    { doc: { load: 'predicted' }, message: /load: expected one of "current", "forecast", got "predicted"/ },
+    {
+      doc: { forecast: { horizonHours: 0 } },
+      message: /forecast\.horizonHours: expected a positive integer, got 0/,
+    },
+    { doc: { forecast: { horizonHours: 200 } }, message: /forecast\.horizonHours: expected at most 168/ },
+    {
+      doc: { forecast: { peakSlots: 2.5 } },
+      message: /forecast\.peakSlots: expected a positive integer, got 2\.5/,
+    },
+    {
+      doc: { forecast: { horizonHours: 4, peakSlots: 6 } },
+      message: /forecast\.peakSlots: expected at most forecast\.horizonHours \(4\), got 6/,
+    },
+    {
+      doc: { forecast: { maxError: 1.2 } },
+      message: /forecast\.maxError: expected a fraction in \[0, 1\], got 1\.2/,
+    },
+    { doc: { forecast: { window: 3 } }, message: /forecast\.window: unknown key/ },
   ])('refuses $doc with a message naming file, field and value', ({ doc, message }) => {
     expect(() => compilePolicy(doc, 'policy.yaml')).toThrow(message);
   });

@@ -38,6 +38,7 @@ describe('policy threshold', () => {
       {},
       { threshold: 5, minGain: 0.01 },
       { threshold: { perMove: 0.2, perMinute: 0.1, perGiB: 0 } },
+      { load: 'forecast', forecast: { horizonHours: 12, peakSlots: 2, maxError: 0.1 } },
     ]) {
       const p = compilePolicy(doc);
       expect(compilePolicy(policyDocument(p))).toEqual(p);

@@ -247,6 +247,54 @@ describe('the running service as the API controls it', () => {
     ).toEqual(['cancelled']);
   }, 60_000);
 
+  it("cooldowns.onAbort quarantine: an aborted execution's servers stay held, past afterAbort, until an operator releases them", async () => {
+    const r = await rig(
+      {
+        defaults: { mode: 'observe' },
+        aggregates: {
+          gold: {
+            mode: 'active',
+            windows: always,
+            budgets: { perCycle: 3 },
+            // No cooldown at all: only the quarantine can hold them.
+            cooldowns: { aggregate: '0s', afterAbort: '0s', onAbort: 'quarantine' },
+            concurrency: { perSourceHost: 1, perDestinationHost: 2, perAggregate: 4 },
+          },
+        },
+      },
+      { holdSeconds: 3600 },
+    );
+    await r.service.runCycle();
+    const execution = (await r.store.executions.list({ aggregate: 'gold' })).items[0]!;
+    await until('a migration running in the simulator', () =>
+      r.sim.cloud.migrations.some((m) => m.status === 'running'),
+    );
+    await r.service.abortExecution(execution.id, 'operator:carol');
+    await r.service.executor.idle();
+    expect((await r.store.getExecution(execution.id))?.state).toBe('aborted');
+    r.sim.cloud.timing.holdSeconds = 0;
+    const moves = await r.store.listMoves(execution.id);
+    const held = new Set(moves.map((m) => m.serverId));
+    const quarantined = (await r.store.quarantine.list({ aggregate: 'gold' })).items;
+    expect(new Set(quarantined.map((q) => q.serverId))).toEqual(held);
+    const report = await r.service.runCycle();
+    const gold = report.aggregates.find((a) => a.aggregate === 'gold')!;
+    for (const id of held)
+      expect(gold.held?.find((h) => h.serverId === id)?.why).toMatch(
+        /^quarantined since .*: its move \S+ -> \S+ was in execution .*aborted by operator:carol.*\(cooldowns\.onAbort: quarantine\)$/,
+      );
+    await r.service.executor.idle();
+    for (const e of (await r.store.executions.list({ aggregate: 'gold' })).items)
+      if (e.id !== execution.id)
+        for (const m of await r.store.listMoves(e.id)) expect(held.has(m.serverId)).toBe(false);
+    // Released by an operator: the next cycle may plan them again.
+    for (const id of held)
+      expect(await r.store.quarantine.release(id, 'operator:carol', new Date().toISOString())).not.toBeNull();
+    const after = (await r.service.runCycle()).aggregates.find((a) => a.aggregate === 'gold')!;
+    for (const id of held) expect(after.held?.some((h) => h.serverId === id) ?? false).toBe(false);
+    await r.service.executor.idle();
+  }, 60_000);
+
   it('serve starts the API next to the loop: host figures, history, pauses through the control port, metrics fed by cycles', async () => {
     const r = await rig({
       defaults: { mode: 'observe' },

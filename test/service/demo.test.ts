@@ -103,6 +103,17 @@ describe('aicerine demo', () => {
         hotAfter = hosts.items.find((h) => h.name === hot)!.utilization.memory;
       }
       expect(hotAfter).toBeLessThan(hotBefore - 0.15);
+      // The observe aggregate does not store the same plan every cycle: a cycle whose inputs
+      // did not change says since which plan, in its line and in the history.
+      const observed = await lineMatching(/^cycle +\d+ +agg-3 +observe .*unchanged since plan \d+/);
+      const cyclesSoFar = lines.filter((l) => /^cycle +\d+ +agg-3 /.test(l)).length;
+      const plans3 = await get<Page<{ id: string }>>('/v1/plans?aggregate=agg-3');
+      expect(plans3.items.length, observed).toBeLessThan(cyclesSoFar);
+      const history = await get<Page<{ unchanged?: boolean; planId?: string | null }>>(
+        '/v1/aggregates/agg-3/history',
+      );
+      const kept = history.items.find((p) => p.unchanged === true);
+      expect(plans3.items.map((p) => p.id)).toContain(kept?.planId);
       expect(await exited).toBe(0);
       // --cycles 8: eight lines per aggregate, then the process ends on its own.
       expect(lines.filter((l) => /^cycle /.test(l))).toHaveLength(24);

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { generatedLoadModel, traceLoadModel } from '../../src/sim/load.js';
+import {
+  dailyLoadModel,
+  generatedLoadModel,
+  staticLoadModel,
+  traceLoadModel,
+  weeklyFactor,
+} from '../../src/sim/load.js';
 
 const series = {
   cores: 4,
@@ -36,5 +42,41 @@ describe('load models', () => {
     expect(a).toEqual(m.serverLoad({ id: 's1', vcpus: 4, ramMB: 8192 }, 12345));
     expect(a.cpu).toBeLessThanOrEqual(4);
     expect(a.memoryMB).toBeLessThanOrEqual(8192);
+  });
+});
+
+describe('working-week shape', () => {
+  const monday = Date.parse('2026-11-30T00:00:00Z') / 1000;
+  const peakOf = (id: string, dayStart: number): number => {
+    let best = 0;
+    for (let h = 1; h < 24; h++)
+      if (weeklyFactor(id, dayStart + h * 3600) > weeklyFactor(id, dayStart + best * 3600)) best = h;
+    return best;
+  };
+
+  it('peaks on weekdays at each server own working hour, lower on weekends', () => {
+    const peaks = new Set(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'].map((id) => peakOf(id, monday)));
+    expect(peaks.size).toBeGreaterThan(2);
+    for (const p of peaks) expect(p >= 8 && p <= 19).toBe(true);
+    const saturday = monday + 5 * 86400;
+    const p = peakOf('a', monday);
+    expect(weeklyFactor('a', monday + p * 3600)).toBeCloseTo(1);
+    expect(weeklyFactor('a', saturday + p * 3600)).toBeCloseTo(0.6);
+    expect(weeklyFactor('a', monday + ((p + 12) % 24) * 3600)).toBeLessThan(0.5);
+  });
+
+  it("moves a model's CPU with the clock and keeps memory at its level", () => {
+    const m = dailyLoadModel(staticLoadModel());
+    const subject = { id: 'x', vcpus: 4, ramMB: 4096, fixed: { cpu: 4, memoryMB: 2000 } };
+    const p = peakOf('x', monday);
+    const high = m.serverLoad(subject, monday + p * 3600);
+    const low = m.serverLoad(subject, monday + ((p + 12) % 24) * 3600);
+    expect(high.cpu).toBeCloseTo(4);
+    expect(low.cpu).toBeLessThan(2);
+    expect(low.memoryMB).toBe(2000);
+    // Anchored at an instant, the model gives the base loads there, and never more than the flavor.
+    const anchored = dailyLoadModel(staticLoadModel(), monday + ((p + 12) % 24) * 3600);
+    expect(anchored.serverLoad(subject, monday + ((p + 12) % 24) * 3600).cpu).toBeCloseTo(4);
+    expect(anchored.serverLoad(subject, monday + p * 3600).cpu).toBe(4);
   });
 });

@@ -133,9 +133,9 @@ describe.each(testBackends().map((b) => [b.name, b] as const))(
             const { rows } = await sql<{ engine: string; collation: string }>`
           select engine as engine, table_collation as collation from information_schema.tables
           where table_schema = database() and table_name not like 'aicerine_migration%'`.execute(raw);
-            // 0001-0007: the store's tables, service control, tasks, the replicas' fences, abort
-            // requests and the maintenance campaigns.
-            expect(rows.length).toBe(20);
+            // 0001-0008: the store's tables, service control, tasks, the replicas' fences, abort
+            // requests, the maintenance campaigns and the load profiles.
+            expect(rows.length).toBe(21);
             for (const row of rows) expect(row).toEqual({ engine: 'InnoDB', collation: 'utf8mb4_bin' });
           } finally {
             await raw.destroy();

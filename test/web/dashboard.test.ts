@@ -137,6 +137,22 @@ describe.skipIf(NO_BROWSER !== null)('the dashboard in headless Chromium', () =>
       const agg2 = page.locator('section[data-aggregate="agg-2"]');
       await agg2.locator(`g.heat-row[data-host="${demo.hotHost}"][data-hot="true"]`).waitFor();
       await expect.poll(() => agg2.locator('.latest-plan').textContent()).toMatch(/\d+ moves, proposed/);
+      // The demo's cloud has a working-week shape: its load profiles give each host a forecast
+      // peak beside its current load, and the aggregate says how wrong the forecast has been.
+      await expect
+        .poll(() => agg2.getByTestId('forecast').textContent())
+        .toMatch(/Forecast from load profiles: (\d+) of \1 servers profiled/);
+      expect(await agg2.getByTestId('forecast-error').textContent()).toMatch(
+        /error not measured yet|error \d+% over \d+ host-hours/,
+      );
+      const peaks = agg2.getByRole('table', { name: 'forecast peaks of agg-2' });
+      const hotRow = peaks.locator(`tr[data-host="${demo.hotHost}"]`);
+      await hotRow.waitFor();
+      expect(await peaks.locator('tbody tr').count()).toBeGreaterThan(1);
+      expect(await hotRow.getByTestId('peak-at').textContent()).toMatch(
+        /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun) \d\d:00/,
+      );
+      expect(await hotRow.getByTestId('peak-cpu').textContent()).toMatch(/^\d+%$/);
       // Its task worker runs: the Tasks page can request them.
       await page.getByRole('link', { name: 'Tasks', exact: true }).click();
       await expect.poll(() => page.getByTestId('worker-status').textContent()).toContain('worker running');

@@ -8,6 +8,8 @@ import { own } from '../../util/maps.js';
 import type { ApiContext, ZodApp } from '../context.js';
 import { notFound } from '../errors.js';
 import { aggregateParams, aggregatesQuery, aggregateView, errorBody, page } from '../schemas.js';
+import { aggregateForecast } from '../views/forecast.js';
+import { inAggregate } from '../views/utilization.js';
 
 export function registerAggregates(app: ZodApp, ctx: ApiContext): void {
   /** The configured aggregates, and those the loop plans with the defaults (in its latest snapshot). */
@@ -29,6 +31,7 @@ export function registerAggregates(app: ZodApp, ctx: ApiContext): void {
     const w = windowState(agg.windows, now);
     const latest = (await ctx.store.plans.list({ aggregate: name }, { limit: 1 })).items[0] ?? null;
     const measured = (await ctx.store.history.list({ aggregate: name }, { limit: 1 })).items[0] ?? null;
+    const latestSnap = ctx.snapshots?.latest() ?? null;
     return {
       name,
       mode: agg.mode,
@@ -50,6 +53,7 @@ export function registerAggregates(app: ZodApp, ctx: ApiContext): void {
           ? null
           : { overall: measured.imbalance, dimensions: measured.dimensions, asOf: measured.at },
       lastDecision: ctx.snapshots?.lastDecision?.(name) ?? null,
+      forecast: latestSnap ? aggregateForecast(latestSnap, name, inAggregate(name)) : null,
     };
   }
 

@@ -17,6 +17,7 @@ import {
   planHosts,
   planParams,
 } from '../schemas.js';
+import { hostForecastPeaks } from '../views/forecast.js';
 import { aggregateState, beforeAfter, hostViews, inAggregate } from '../views/utilization.js';
 
 /** The snapshot the loop planned on last, or a 503 saying why there is none. */
@@ -74,8 +75,13 @@ export function registerInsight(app: ZodApp, ctx: ApiContext): void {
       const after = req.query.cursor;
       const rest = after === undefined ? all : all.filter((h) => h.name > after);
       const kept = rest.slice(0, limit);
+      const peaks = hostForecastPeaks(
+        snap,
+        kept.map((h) => h.name),
+        ctx.now(),
+      );
       return {
-        items: kept,
+        items: kept.map((h) => ({ ...h, forecast: peaks.get(h.name) ?? null })),
         nextCursor: rest.length > limit ? kept[kept.length - 1]!.name : null,
         asOf: snap.takenAt,
         dimensions: policy.dimensions.map((d) => d.name),

@@ -5,7 +5,7 @@
 // exchange-unpaid judges the pair), or the one leaves to make room for the other; and while some
 // hosts run hot, moves between cool hosts wait until the hot ones are relieved.
 import type { AggregatePlan, Move } from '../../model/plan.js';
-import { AggregateBalance } from '../balance-replay.js';
+import { objectiveBalance } from '../balance-replay.js';
 import { executionOrder, type PlanChecker, type ReplayContext, type Report } from '../replay.js';
 import { WHOLE_PLAN } from '../violations.js';
 
@@ -142,7 +142,7 @@ function checkSendReceive(
  */
 function checkHotFirst(ctx: ReplayContext, aggregate: AggregatePlan, ordered: readonly Move[]): void {
   if (ordered.length === 0) return;
-  const balance = new AggregateBalance(ctx.world, aggregate.name, ctx.limits.dimensions);
+  const balance = objectiveBalance(ctx.world, aggregate.name, ctx.limits);
   const hot = new Map<string, boolean>();
   const isHot = (name: string): boolean => {
     let known = hot.get(name);

@@ -4,6 +4,7 @@ import { balanceStatsChecker } from './balance-stats.js';
 import { budgetChecker } from './budget.js';
 import { capacityChecker } from './capacity.js';
 import { concurrencyChecker } from './concurrency.js';
+import { forecastChecker } from './forecast.js';
 import { hygieneChecker } from './hygiene.js';
 import { migratabilityChecker } from './migratability.js';
 import { placementChecker } from './placement.js';
@@ -27,4 +28,5 @@ export const CHECKERS: ReadonlyArray<() => PlanChecker> = [
   hygieneChecker,
   worthChecker,
   reasonsChecker,
+  forecastChecker,
 ];

@@ -3,7 +3,7 @@
 // approves a plan by reading its reasons, so a "runs hot" of a cool host or an imbalance that does
 // not move beside a recorded gain is as wrong as a bad number in `after`.
 import type { Move } from '../../model/plan.js';
-import { AggregateBalance } from '../balance-replay.js';
+import { type AggregateBalance, objectiveBalance } from '../balance-replay.js';
 import type { PlanChecker, ReplayContext, ResolvedMove } from '../replay.js';
 
 /** A reason's quotes are rounded; a utilization that lands on the rounding edge may go either way. */
@@ -146,8 +146,13 @@ export function reasonsChecker(): PlanChecker {
       if (!reader) {
         const listed = ctx.plan.aggregates.find((a) => a.name === m.aggregate);
         reader = {
-          balance: new AggregateBalance(ctx.world, m.aggregate, ctx.limits.dimensions),
-          planDims: new Set(Object.keys(listed?.before.dimensions ?? {})),
+          balance: objectiveBalance(ctx.world, m.aggregate, ctx.limits),
+          // A forecast aggregate's reasons quote the objective's dimensions (cpu@1 ..).
+          planDims: new Set(
+            ctx.limits.objectives.has(m.aggregate)
+              ? ctx.limits.objectives.get(m.aggregate)!.dims.map((d) => d.name)
+              : Object.keys(listed?.before.dimensions ?? {}),
+          ),
         };
         readers.set(m.aggregate, reader);
       }

@@ -10,7 +10,7 @@
 // policy, so that the two can disagree and the checker catch it.
 import type { Move, PlanThreshold } from '../../model/plan.js';
 import type { Server } from '../../model/snapshot.js';
-import { AggregateBalance } from '../balance-replay.js';
+import { type AggregateBalance, objectiveBalance } from '../balance-replay.js';
 import type { PlanChecker, ReplayContext, Report, ResolvedMove } from '../replay.js';
 import { groupViolations, type Locate, softGroupViolations } from './server-groups.js';
 
@@ -293,7 +293,7 @@ export function worthChecker(): PlanChecker {
       checkMandatory(ctx, m);
       let balance = balances.get(m.aggregate);
       if (!balance) {
-        balance = new AggregateBalance(ctx.world, m.aggregate, ctx.limits.dimensions);
+        balance = objectiveBalance(ctx.world, m.aggregate, ctx.limits);
         balances.set(m.aggregate, balance);
       }
       const now: Locate = (id) => ctx.state.locationOf(id);

@@ -393,6 +393,8 @@ export class NovaClient {
       host?: string;
       status?: string;
     } = {},
+    /** Called with each page as it arrives (a follower needs to know where pages begin). */
+    onPage?: (page: NovaMigration[]) => void,
   ): Promise<NovaMigration[]> {
     const query = {
       'changes-since': filters.changesSince,
@@ -401,7 +403,23 @@ export class NovaClient {
       instance_uuid: filters.serverId,
       host: filters.host,
     };
-    return (await this.paged('/os-migrations', 'migrations', query)).map(parseMigration);
+    if (!onPage) return (await this.paged('/os-migrations', 'migrations', query)).map(parseMigration);
+    const pages: NovaMigration[][] = [];
+    await listWithMarker(
+      async (path, q) => {
+        const body = await this.get(path, q);
+        const items = asRec(body, `GET ${path}`).migrations;
+        const page = (Array.isArray(items) ? items : []).map(parseMigration);
+        pages.push(page);
+        onPage(page);
+        return body;
+      },
+      '/os-migrations',
+      'migrations',
+      query,
+      this.pageSize,
+    );
+    return pages.flat();
   }
 
   /** In-progress live migrations of one server (Nova lists only running ones here). */

@@ -1,7 +1,7 @@
 // Turns metric samples into per-host and per-server loads, and says how trustworthy they are:
 // hosts or servers with no sample, samples too old, samples that name nothing we know.
 import type { Load } from '../../model/snapshot.js';
-import type { PrometheusClient, Sample } from './client.js';
+import type { PrometheusClient } from './client.js';
 import type { MetricRule, MetricsPolicy } from './policy.js';
 
 export interface LoadTargets {
@@ -41,8 +41,8 @@ export interface LoadedMetrics {
 // Compiled once per rule: a record of a large cloud extracts hundreds of thousands of labels.
 const patterns = new WeakMap<MetricRule, RegExp>();
 
-function extract(rule: MetricRule, s: Sample): string | undefined {
-  const raw = s.labels[rule.label];
+export function extract(rule: MetricRule, labels: Record<string, string>): string | undefined {
+  const raw = labels[rule.label];
   if (raw === undefined) return undefined;
   if (!rule.labelPattern) return raw;
   let re = patterns.get(rule);
@@ -57,7 +57,7 @@ function extract(rule: MetricRule, s: Sample): string | undefined {
 const shortName = (h: string) => h.split('.')[0] ?? h;
 
 /** Resolves a label value to a host name (exact, then short names) or a server id. */
-function resolver(rule: MetricRule, targets: LoadTargets): (v: string) => string | undefined {
+export function resolver(rule: MetricRule, targets: LoadTargets): (v: string) => string | undefined {
   if (rule.scope === 'host') {
     const exact = new Set(targets.hosts);
     const short = new Map(targets.hosts.map((h) => [shortName(h), h]));
@@ -73,53 +73,63 @@ function resolver(rule: MetricRule, targets: LoadTargets): (v: string) => string
   return (v) => (ids.has(v) ? v : undefined);
 }
 
+export type MetricScope = MetricRule['scope'];
+const ALL_SCOPES: ReadonlySet<MetricScope> = new Set(['host', 'server']);
+
+/** Queries the policy's rules of these scopes (default: all) and measures what they name. */
 export async function loadMetrics(
   prom: PrometheusClient,
   policy: MetricsPolicy,
   targets: LoadTargets,
   at: Date = new Date(),
+  scopes: ReadonlySet<MetricScope> = ALL_SCOPES,
 ): Promise<LoadedMetrics> {
   const hostLoads = new Map<string, Load>();
   const serverLoads = new Map<string, Load>();
   const rules: RuleHealth[] = [];
   const problems: string[] = [];
   const oldest = at.getTime() / 1000 - policy.maxAgeSeconds;
+  const wanted = policy.rules.filter((r) => scopes.has(r.scope));
 
   // All rules' queries at once: they are independent, and Prometheus answers them in parallel.
-  const answers = await Promise.all(
-    policy.rules.map((rule) =>
-      Promise.all([
-        prom.query(rule.query, at),
+  // Each answer is folded into the figures as it is walked, never copied into samples first.
+  const folded = await Promise.all(
+    wanted.map(async (rule) => {
+      const resolve = resolver(rule, targets);
+      const stampOf = new Map<string, number>();
+      const seen = new Set<string>();
+      const unmatched: string[] = [];
+      const into = rule.scope === 'host' ? hostLoads : serverLoads;
+      const scale = rule.scale ?? 1;
+      await Promise.all([
+        prom.forEach(rule.query, at, (labels, value) => {
+          const key = extract(rule, labels);
+          const id = key === undefined ? undefined : resolve(key);
+          if (id === undefined) {
+            unmatched.push(key ?? `(no ${rule.label} label)`);
+            return;
+          }
+          let load = into.get(id);
+          if (load === undefined) {
+            load = {};
+            into.set(id, load);
+          }
+          load[rule.dimension] = (load[rule.dimension] ?? 0) + value * scale;
+          seen.add(id);
+        }),
         // timestamp() gives each series' own sample time; for computed series it is the
         // evaluation time, where Prometheus's lookback already bounds staleness.
-        prom.query(`timestamp(${rule.query})`, at),
-      ]),
-    ),
+        prom.forEach(`timestamp(${rule.query})`, at, (labels, value) => {
+          const key = extract(rule, labels);
+          const id = key === undefined ? undefined : resolve(key);
+          if (id !== undefined) stampOf.set(id, Math.max(stampOf.get(id) ?? 0, value));
+        }),
+      ]);
+      return { stampOf, seen, unmatched };
+    }),
   );
-  for (const [r, rule] of policy.rules.entries()) {
-    const [values, stamps] = answers[r]!;
-    const resolve = resolver(rule, targets);
-    const stampOf = new Map<string, number>();
-    for (const s of stamps.samples) {
-      const key = extract(rule, s);
-      const id = key === undefined ? undefined : resolve(key);
-      if (id !== undefined) stampOf.set(id, Math.max(stampOf.get(id) ?? 0, s.value));
-    }
-    const seen = new Set<string>();
-    const unmatched: string[] = [];
-    const into = rule.scope === 'host' ? hostLoads : serverLoads;
-    for (const s of values.samples) {
-      const key = extract(rule, s);
-      const id = key === undefined ? undefined : resolve(key);
-      if (id === undefined) {
-        unmatched.push(key ?? `(no ${rule.label} label)`);
-        continue;
-      }
-      const load = into.get(id) ?? {};
-      load[rule.dimension] = (load[rule.dimension] ?? 0) + s.value * (rule.scale ?? 1);
-      into.set(id, load);
-      seen.add(id);
-    }
+  for (const [r, rule] of wanted.entries()) {
+    const { stampOf, seen, unmatched } = folded[r]!;
     const expected = rule.scope === 'host' ? targets.hosts : targets.servers.map((s) => s.id);
     const missing = expected.filter((id) => !seen.has(id));
     const stale = [...seen].filter((id) => (stampOf.get(id) ?? at.getTime() / 1000) < oldest);
@@ -144,4 +154,24 @@ export async function loadMetrics(
       );
   }
   return { hostLoads, serverLoads, health: { ok: problems.length === 0, rules, problems } };
+}
+
+/**
+ * This read's host figures with the server figures of an earlier read (read on a slower
+ * cadence, docs/openstack.md): the server rules' health is that read's, judged when it was made.
+ */
+export function withServerMetrics(fresh: LoadedMetrics, earlier: LoadedMetrics): LoadedMetrics {
+  const rules = [
+    ...fresh.health.rules.filter((r) => r.scope === 'host'),
+    ...earlier.health.rules.filter((r) => r.scope === 'server'),
+  ];
+  const problems = [
+    ...fresh.health.problems.filter((p) => !p.startsWith('server ')),
+    ...earlier.health.problems.filter((p) => p.startsWith('server ')),
+  ];
+  return {
+    hostLoads: fresh.hostLoads,
+    serverLoads: earlier.serverLoads,
+    health: { ok: problems.length === 0, rules, problems },
+  };
 }

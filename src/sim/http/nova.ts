@@ -655,12 +655,14 @@ function listMigrations(ctx: Ctx, v: ViewCtx, cloud: SimCloud): void {
   const marker = paged ? q.get('marker') : null;
   if (marker !== null) {
     const m = cloud.migrationsByUuid.get(marker);
-    if (!m) throw new Fault(400, `Marker ${marker} could not be found.`);
+    // Nova looks the marker up among rows not deleted.
+    if (!m || m.deleted) throw new Fault(400, `Marker ${marker} could not be found.`);
     while (i >= 0 && (base[i] as SimMigration).id >= m.id) i--;
   }
   const out: SimMigration[] = [];
   for (; i >= 0 && out.length < limit; i--) {
     const m = base[i] as SimMigration;
+    if (m.deleted) continue;
     if (host !== null && m.source !== host && m.dest !== host) continue;
     if (status !== null && m.status !== status) continue;
     if (type !== null && m.type !== type) continue;
@@ -668,8 +670,10 @@ function listMigrations(ctx: Ctx, v: ViewCtx, cloud: SimCloud): void {
     // Nova compares updated_at, which is null until the record is first saved again: a
     // migration the conductor has not picked up yet matches neither filter.
     if ((since !== undefined || before !== undefined) && m.updatedMs === null) continue;
-    if (since !== undefined && (m.updatedMs as number) < since) continue;
-    if (before !== undefined && (m.updatedMs as number) > before) continue;
+    // The database keeps updated_at in whole seconds (what the API shows): that is what is compared.
+    const updated = storedSeconds(m.updatedMs as number);
+    if (since !== undefined && updated < since) continue;
+    if (before !== undefined && updated > before) continue;
     if (projectId !== null && m.projectId !== projectId) continue;
     if (userId !== null && m.userId !== userId) continue;
     out.push(m);
@@ -679,6 +683,11 @@ function listMigrations(ctx: Ctx, v: ViewCtx, cloud: SimCloud): void {
   if (paged && out.length === limit && last)
     Object.assign(body, nextLinks(ctx, v, 'migrations_links', last.uuid));
   sendJson(ctx, 200, body);
+}
+
+/** A time as Nova's database stores it (DATETIME without fractions: whole seconds, truncated). */
+function storedSeconds(ms: number): number {
+  return Math.floor(ms / 1000) * 1000;
 }
 
 function parseTime(s: string | null, name: string): number | undefined {

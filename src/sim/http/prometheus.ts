@@ -1,7 +1,8 @@
-// Prometheus' instant-query API over the simulator's metrics (see src/sim/metrics.ts).
+// Prometheus' instant- and range-query API over the simulator's metrics (see src/sim/metrics.ts).
 import { metricsSource } from '../metrics.js';
 import type { SimCloud } from '../model.js';
 import { evaluate, PromQLError, type SeriesSource } from '../promql.js';
+import { queryRange } from './prometheus-range.js';
 import { type Ctx, type Route, route, sendJson } from './respond.js';
 
 export const PROMETHEUS_PREFIX = '/prometheus';
@@ -60,6 +61,11 @@ export function prometheusRoutes(cloud: SimCloud): Route[] {
     route('POST', '/api/v1/query', (ctx) => {
       const form = typeof ctx.body === 'string' ? new URLSearchParams(ctx.body) : ctx.query;
       query(ctx, form);
+    }),
+    route('GET', '/api/v1/query_range', (ctx) => queryRange(cloud, ctx, ctx.query)),
+    route('POST', '/api/v1/query_range', (ctx) => {
+      const form = typeof ctx.body === 'string' ? new URLSearchParams(ctx.body) : ctx.query;
+      queryRange(cloud, ctx, form);
     }),
     route('GET', '/-/ready', (ctx) => sendJson(ctx, 200, 'Prometheus Server is Ready.')),
   ];

@@ -198,6 +198,84 @@ describe('nova', () => {
     });
   });
 
+  it('lists migrations changed since a time as Nova does: whole seconds, pages, deleted ones gone', async () => {
+    // Its own simulator: a server is deleted here.
+    const own = await startFrozen(
+      snapshot(
+        [host('c1'), host('c2'), host('c3')],
+        [1, 2, 3].map((n) => server(n, 'c1', 2048)),
+      ),
+    );
+    const token = await adminToken(own);
+    const nova = `${own.url}/compute/v2.1`;
+    const sim = own;
+    const ids = [1, 2, 3].map((n) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`);
+    const t0 = sim.cloud.nowMs();
+    for (const id of ids) {
+      const post = await call(`${nova}/servers/${id}/action`, token, {
+        method: 'POST',
+        body: { 'os-migrateLive': { host: 'c3', block_migration: 'auto' } },
+        ...v('2.88'),
+      });
+      expect(post.status).toBe(202);
+    }
+    const since = (ms: number) => encodeURIComponent(new Date(ms).toISOString());
+    type Listed = { migrations: { uuid: string; instance_uuid: string; updated_at: string | null }[] };
+    // Not saved since creation: no updated_at, so no changes-since listing shows them.
+    const fresh = await call(`${nova}/os-migrations?changes-since=${since(t0 - 5000)}`, token, v('2.80'));
+    expect((fresh.body as Listed).migrations.filter((m) => ids.includes(m.instance_uuid))).toEqual([]);
+    sim.cloud.advance(2);
+    const all = (await call(`${nova}/os-migrations?changes-since=${since(t0 - 5000)}`, token, v('2.80')))
+      .body as Listed;
+    const ours = all.migrations.filter((m) => ids.includes(m.instance_uuid));
+    expect(ours.map((m) => m.instance_uuid)).toEqual([...ids].reverse());
+    // updated_at is kept in whole seconds: asking from within its second still lists it.
+    const stamp = Date.parse(`${ours[0]?.updated_at}Z`);
+    const within = (await call(`${nova}/os-migrations?changes-since=${since(stamp + 999)}`, token, v('2.80')))
+      .body as Listed;
+    expect(within.migrations.length).toBe(0);
+    const exact = (await call(`${nova}/os-migrations?changes-since=${since(stamp)}`, token, v('2.80')))
+      .body as Listed;
+    expect(exact.migrations.length).toBeGreaterThan(0);
+    // Pages: limit, then the marker of the last one; the next link only on a full page.
+    const page1 = await call(
+      `${nova}/os-migrations?changes-since=${since(t0 - 5000)}&limit=2`,
+      token,
+      v('2.80'),
+    );
+    const p1 = page1.body as Listed & { migrations_links?: { rel: string; href: string }[] };
+    expect(p1.migrations).toHaveLength(2);
+    const next = new URL(p1.migrations_links?.[0]?.href ?? '').searchParams;
+    expect(next.get('marker')).toBe(p1.migrations[1]?.uuid);
+    expect(next.get('changes-since')).not.toBeNull();
+    const page2 = (
+      await call(
+        `${nova}/os-migrations?changes-since=${since(t0 - 5000)}&limit=2&marker=${next.get('marker')}`,
+        token,
+        v('2.80'),
+      )
+    ).body as Listed & { migrations_links?: unknown };
+    expect([...p1.migrations, ...page2.migrations].map((m) => m.uuid)).toEqual(
+      all.migrations.map((m) => m.uuid),
+    );
+    // A server deleted mid-migration takes its records with it (soft-deleted), markers included.
+    const gone = ours.at(-1) as Listed['migrations'][number];
+    expect(gone.instance_uuid).toBe(ids[0]);
+    const del = await call(`${nova}/servers/${gone.instance_uuid}`, token, { method: 'DELETE' });
+    expect(del.status).toBe(204);
+    const after = (await call(`${nova}/os-migrations?changes-since=${since(t0 - 5000)}`, token, v('2.80')))
+      .body as Listed;
+    expect(after.migrations.map((m) => m.instance_uuid)).not.toContain(gone.instance_uuid);
+    const badMarker = await call(`${nova}/os-migrations?marker=${gone.uuid}`, token, v('2.80'));
+    expect(badMarker.body).toEqual({
+      badRequest: { code: 400, message: `Marker ${gone.uuid} could not be found.` },
+    });
+    // The source compute's slot came back with the abandoned migration: the next one runs.
+    const running = [...(sim.cloud.hostsByName.get('c1')?.running ?? [])];
+    expect(running.map((m) => m.server.uuid)).toEqual([ids[1]]);
+    await own.close();
+  });
+
   it('rejects os-migrateLive to an unknown host with 400 as Nova does', async () => {
     const r = await call(`${nova}/servers/00000000-0000-4000-8000-000000000002/action`, token, {
       method: 'POST',
@@ -298,5 +376,92 @@ describe('prometheus', () => {
     );
     expect(bad.status).toBe(400);
     expect(bad.body).toMatchObject({ status: 'error', errorType: 'bad_data' });
+  });
+});
+
+describe('prometheus query_range', () => {
+  const range = async (params: Record<string, string>) => {
+    const r = await call(`${sim.url}/prometheus/api/v1/query_range?${new URLSearchParams(params)}`, null);
+    return r as { status: number; body: Record<string, unknown> };
+  };
+
+  it('answers a matrix of [time, "value"] points per series, up to the simulated now', async () => {
+    // The frozen clock of the fixture.
+    const now = Date.parse('2026-11-29T14:00:00Z') / 1000;
+    const r = await range({
+      query: 'libvirt_domain_info_memory_usage_bytes',
+      start: String(now - 6 * 3600),
+      end: String(now + 6 * 3600),
+      step: '1h',
+    });
+    expect(r.status).toBe(200);
+    const data = r.body.data as {
+      resultType: string;
+      result: { metric: Record<string, string>; values: [number, string][] }[];
+    };
+    expect(data.resultType).toBe('matrix');
+    expect(data.result).toHaveLength(N);
+    const first = data.result[0]!;
+    expect(first.metric.domain).toMatch(/^instance-/);
+    // The frozen clock stands at the time the simulator started: no points after it.
+    expect(first.values).toHaveLength(7);
+    expect(first.values[0]).toEqual([now - 6 * 3600, String(1024 * 1048576)]);
+    expect(first.values[1]?.[0]).toBe(now - 5 * 3600);
+  });
+
+  it('takes RFC 3339 times and seconds as step, and a scalar as one unlabelled series', async () => {
+    const r = await range({
+      query: '2',
+      start: '2026-11-29T00:00:00Z',
+      end: '2026-11-29T00:10:00Z',
+      step: '300',
+    });
+    const t0 = Date.parse('2026-11-29T00:00:00Z') / 1000;
+    expect(r.status).toBe(200);
+    const result = (r.body.data as { result: { metric: object; values: [number, string][] }[] }).result;
+    expect(result).toEqual([
+      {
+        metric: {},
+        values: [
+          [t0, '2'],
+          [t0 + 300, '2'],
+          [t0 + 600, '2'],
+        ],
+      },
+    ]);
+  });
+
+  it('refuses bad parameters with Prometheus errors', async () => {
+    const cases: [Record<string, string>, string][] = [
+      [{ start: '0', end: '10', step: '1' }, 'invalid parameter "query": unknown query'],
+      [
+        { query: 'x', start: 'yesterday', end: '10', step: '1' },
+        'invalid parameter "start": cannot parse "yesterday" to a valid timestamp',
+      ],
+      [
+        { query: 'x', start: '0', step: '1' },
+        'invalid parameter "end": cannot parse "" to a valid timestamp',
+      ],
+      [{ query: 'x', start: '10', end: '0', step: '1' }, 'end timestamp must not be before start time'],
+      [
+        { query: 'x', start: '0', end: '10', step: 'often' },
+        'invalid parameter "step": cannot parse "often" to a valid duration',
+      ],
+      [
+        { query: 'x', start: '0', end: '10', step: '0' },
+        'zero or negative query resolution step widths are not accepted. Try a positive integer',
+      ],
+      [
+        { query: 'x', start: '0', end: '100000', step: '1' },
+        'exceeded maximum resolution of 11,000 points per timeseries. Try decreasing the query resolution (?step=XX)',
+      ],
+      [{ query: 'histogram_quantile(0.9, x)', start: '0', end: '10', step: '1' }, ''],
+    ];
+    for (const [params, error] of cases) {
+      const r = await range(params);
+      expect(r.status, JSON.stringify(params)).toBe(400);
+      expect(r.body).toMatchObject({ status: 'error', errorType: 'bad_data' });
+      if (error) expect(r.body.error).toBe(error);
+    }
   });
 });

@@ -11,6 +11,7 @@ import { Link } from '../router.js';
 import { useCan } from '../session.js';
 import type { Aggregate, HistoryPoint, HostsPage, Page } from '../types.js';
 import { Failure, Loading } from './common.js';
+import { ForecastPeaks, ForecastSummary } from './Forecast.js';
 
 export function Overview(props: { only?: string }) {
   const list = usePoll('aggregates', () => get<Page<Aggregate>>('/v1/aggregates?limit=1000'));
@@ -46,6 +47,7 @@ function AggregateCard(props: { aggregate: Aggregate }) {
     get<Page<HistoryPoint>>(`/v1/aggregates/${enc}/history${query({ limit: 200 })}`),
   );
   const plan = a.latestPlan;
+  const latest = history.data?.items[0];
   return (
     <section className="card aggregate" aria-label={`aggregate ${a.name}`} data-aggregate={a.name}>
       <header>
@@ -78,12 +80,17 @@ function AggregateCard(props: { aggregate: Aggregate }) {
           <>
             Latest plan <Link to={`/plans/${plan.id}`}>#{plan.id}</Link>: {plan.moveCount} moves,{' '}
             <span className={`status ${plan.status}`}>{plan.status}</span>, made {time(plan.createdAt)}
+            {latest?.unchanged === true && latest.planId === plan.id && (
+              // The loop kept it: nothing it plans from has changed since (docs/control-loop.md).
+              <span data-testid="unchanged"> · unchanged since, checked {time(latest.at)}</span>
+            )}
             {a.imbalance && <> · imbalance {a.imbalance.overall.toFixed(3)}</>}
           </>
         ) : (
           'No plan yet.'
         )}
       </div>
+      <ForecastSummary forecast={a.forecast} />
       <div className="grid2">
         <div>
           <h3>Host utilization</h3>
@@ -99,6 +106,7 @@ function AggregateCard(props: { aggregate: Aggregate }) {
                 title={`utilization per host of ${a.name}`}
               />
               <p className="muted">as of {time(hosts.data.asOf)}</p>
+              <ForecastPeaks hosts={hosts.data.items} aggregate={a.name} />
             </>
           )}
         </div>

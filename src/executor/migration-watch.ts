@@ -1,0 +1,273 @@
+// Follows every live migration of this process with one listing per poll: GET /os-migrations
+// filtered on changes-since, instead of a read per server. Moves register the servers they
+// follow; each poll hands the records that changed to the moves that wait for them. The listing
+// starts at the newest updated_at Nova showed (its own clock, less an overlap), so it stays small
+// whatever the history, and a notification (or anything else) can ask for a poll at once.
+//
+// What the listing cannot show is left to the moves: a record never saved since its creation has
+// no updated_at, and one whose server was deleted leaves the listing (Nova soft-deletes it). A
+// move that hears nothing for a while reads its server and records directly (MoveDriver).
+import type { Logger } from '../cloud/log.js';
+import type { Clock, ExecutorCloud, LiveMigrationView } from './ports.js';
+
+export interface WatchSettings {
+  /** The slowest the listing is polled while anything is followed (settings.pollSeconds). */
+  pollSeconds: number;
+  /** How far Nova's clock may lag ours: the reach of the first listing, with nothing seen yet. */
+  clockSkewSeconds: number;
+}
+
+/**
+ * Records are listed again from this long before the newest updated_at seen: Nova stores
+ * updated_at in whole seconds, a save commits a moment after its timestamp, and each compute
+ * host writes with its own clock.
+ */
+export const LISTING_OVERLAP_MS = 3000;
+
+/** The fastest poll, as a share of pollSeconds. */
+const FASTEST_POLL_SHARE = 0.25;
+
+interface Followed {
+  followers: number;
+  records: Map<number, LiveMigrationView>;
+  version: number;
+  waiters: Set<() => void>;
+  /** Seconds the moves following it expect their migrations to take (the plan's estimates). */
+  expected: number[];
+}
+
+/** One move's view of the watch while it follows a server. */
+export interface WatchHandle {
+  /** The server's live-migration records seen so far, newest first. */
+  records(): LiveMigrationView[];
+  /** Bumped each time a listing (or a direct read) shows something new about the server. */
+  version(): number;
+  /** Resolves true when the version passes `seen`, false after `timeoutMs` without that. */
+  changed(seen: number, timeoutMs: number): Promise<boolean>;
+  /** Records read directly (a move's own read of the server's records). */
+  learn(records: LiveMigrationView[]): void;
+  close(): void;
+}
+
+export interface WatchCounters {
+  /** Listings made (each one or more pages of os-migrations). */
+  polls: number;
+  /** Listings that failed (asked again at the next poll). */
+  pollErrors: number;
+}
+
+export class MigrationWatch {
+  private readonly followed = new Map<string, Followed>();
+  /** Where the next listing starts (Nova's clock); null until a listing showed a record. */
+  private cursor: number | null = null;
+  /** An earlier start asked for by a move resumed after a restart (its intent, less the skew). */
+  private reachBack: number | null = null;
+  private running = false;
+  private poke: (() => void) | null = null;
+  private poked = false;
+  /** Observed created-to-updated seconds of completed records, for the poll cadence. */
+  private observedSeconds: number | null = null;
+  private readonly observedIds = new Set<number>();
+  readonly counters: WatchCounters = { polls: 0, pollErrors: 0 };
+
+  constructor(
+    private readonly cloud: ExecutorCloud,
+    private readonly clock: Clock,
+    private readonly settings: WatchSettings,
+    private readonly log?: Logger,
+  ) {}
+
+  /**
+   * Starts following a server. `reachBackTo` (epoch ms): the listing must reach that far back
+   * once (a move found in flight after a restart); null for a call made just now.
+   */
+  follow(serverId: string, opts: { expectedSeconds: number; reachBackTo: number | null }): WatchHandle {
+    let f = this.followed.get(serverId);
+    if (!f) {
+      f = { followers: 0, records: new Map(), version: 0, waiters: new Set(), expected: [] };
+      this.followed.set(serverId, f);
+    }
+    const entry = f;
+    entry.followers++;
+    entry.expected.push(opts.expectedSeconds);
+    if (opts.reachBackTo !== null) {
+      this.reachBack = Math.min(this.reachBack ?? Number.POSITIVE_INFINITY, opts.reachBackTo);
+      this.pollNow();
+    }
+    this.ensureRunning();
+    let closed = false;
+    return {
+      records: () => [...entry.records.values()].sort((a, b) => b.id - a.id),
+      version: () => entry.version,
+      changed: (seen, timeoutMs) => this.changed(entry, seen, timeoutMs),
+      learn: (records) => {
+        if (this.merge(entry, records)) this.bump(entry);
+      },
+      close: () => {
+        if (closed) return;
+        closed = true;
+        entry.followers--;
+        const i = entry.expected.indexOf(opts.expectedSeconds);
+        if (i >= 0) entry.expected.splice(i, 1);
+        if (entry.followers === 0) {
+          this.followed.delete(serverId);
+          for (const w of entry.waiters) w();
+        }
+      },
+    };
+  }
+
+  /** Poll at once (a notification said a migration moved on, a call was just accepted). */
+  pollNow(): void {
+    this.poked = true;
+    this.poke?.();
+  }
+
+  /** Servers followed now. */
+  size(): number {
+    return this.followed.size;
+  }
+
+  private changed(f: Followed, seen: number, timeoutMs: number): Promise<boolean> {
+    if (f.version !== seen || f.followers === 0) return Promise.resolve(f.version !== seen);
+    return new Promise<boolean>((resolve, reject) => {
+      let done = false;
+      const waiter = () => {
+        if (done) return;
+        done = true;
+        f.waiters.delete(waiter);
+        resolve(f.version !== seen);
+      };
+      f.waiters.add(waiter);
+      // A clock that fails (a process dying in the crash tests) fails the waiting move too.
+      this.clock.sleep(timeoutMs).then(waiter, (e: unknown) => {
+        if (done) return;
+        done = true;
+        f.waiters.delete(waiter);
+        reject(e);
+      });
+    });
+  }
+
+  private bump(f: Followed): void {
+    f.version++;
+    for (const w of [...f.waiters]) w();
+  }
+
+  /** true when something new was learnt. */
+  private merge(f: Followed, records: LiveMigrationView[]): boolean {
+    let news = false;
+    for (const r of records) {
+      const old = f.records.get(r.id);
+      if (
+        old &&
+        old.status === r.status &&
+        old.updatedAt === r.updatedAt &&
+        old.dest === r.dest &&
+        old.source === r.source
+      )
+        continue;
+      f.records.set(r.id, r);
+      news = true;
+    }
+    return news;
+  }
+
+  private ensureRunning(): void {
+    if (this.running) return;
+    this.running = true;
+    void this.run().then((ended) => {
+      this.running = false;
+      // A follower that came while the loop was ending (not after a clock that failed: the next
+      // follow starts it again).
+      if (ended === 'idle' && this.followed.size > 0) this.ensureRunning();
+    });
+  }
+
+  private async run(): Promise<'idle' | 'clock-failed'> {
+    while (this.followed.size > 0) {
+      // A call just accepted has no record with an updated_at yet: the first listing waits too.
+      if (!this.poked) {
+        try {
+          await Promise.race([
+            this.clock.sleep(this.intervalMs()),
+            new Promise<void>((resolve) => {
+              this.poke = resolve;
+            }),
+          ]);
+        } catch {
+          this.poke = null;
+          return 'clock-failed';
+        }
+      }
+      this.poke = null;
+      this.poked = false;
+      if (this.followed.size === 0) return 'idle';
+      await this.pollOnce();
+    }
+    return 'idle';
+  }
+
+  /**
+   * About one listing per migration ending: the expected time between two endings (the
+   * migrations' duration over how many run), between a quarter of pollSeconds and pollSeconds.
+   */
+  private intervalMs(): number {
+    const slowest = this.settings.pollSeconds * 1000;
+    let n = 0;
+    let sum = 0;
+    for (const f of this.followed.values()) {
+      for (const e of f.expected) {
+        n++;
+        sum += e;
+      }
+    }
+    if (n === 0) return slowest;
+    const perMigration = this.observedSeconds ?? sum / n;
+    return Math.min(slowest, Math.max(slowest * FASTEST_POLL_SHARE, (perMigration * 1000) / n));
+  }
+
+  private async pollOnce(): Promise<void> {
+    const reachBack = this.reachBack;
+    let since = this.cursor ?? this.clock.now() - this.settings.clockSkewSeconds * 1000;
+    if (reachBack !== null) since = Math.min(since, reachBack);
+    try {
+      const { records, newestOnFirstPage } = await this.cloud.listLiveMigrationsChangedSince(since);
+      this.counters.polls++;
+      if (reachBack !== null && this.reachBack === reachBack) this.reachBack = null;
+      const byServer = new Map<string, LiveMigrationView[]>();
+      for (const r of records) {
+        if (r.status === 'completed' && r.updatedAt !== null) this.observe(r);
+        if (!this.followed.has(r.serverId)) continue;
+        const list = byServer.get(r.serverId);
+        if (list) list.push(r);
+        else byServer.set(r.serverId, [r]);
+      }
+      if (newestOnFirstPage !== null) {
+        const next = newestOnFirstPage - LISTING_OVERLAP_MS;
+        this.cursor = this.cursor === null ? next : Math.max(this.cursor, next);
+      }
+      for (const [serverId, list] of byServer) {
+        const f = this.followed.get(serverId);
+        if (f && this.merge(f, list)) this.bump(f);
+      }
+    } catch (e) {
+      this.counters.pollErrors++;
+      this.log?.debug('executor: listing of live migrations failed, asking again at the next poll', {
+        error: e instanceof Error ? e.message : String(e),
+      });
+    }
+  }
+
+  private observe(r: LiveMigrationView): void {
+    // Listings overlap: each record counts once.
+    if (this.observedIds.has(r.id)) return;
+    if (this.observedIds.size >= 10_000) this.observedIds.clear();
+    this.observedIds.add(r.id);
+    const seconds = ((r.updatedAt ?? r.createdAt) - r.createdAt) / 1000;
+    if (!(seconds > 0)) return;
+    // A moving average: the cadence follows the cloud's migrations as they are now.
+    this.observedSeconds =
+      this.observedSeconds === null ? seconds : this.observedSeconds * 0.8 + seconds * 0.2;
+  }
+}

@@ -1,0 +1,114 @@
+import { describe, expect, it } from 'vitest';
+import { checkPlan } from '../../src/checker/index.js';
+import { loadChange, loadTolerance, planningFingerprint } from '../../src/loop/fingerprint.js';
+import { AggregateSlices } from '../../src/loop/slices.js';
+import { planSnapshot } from '../../src/planner/index.js';
+import { DEFAULT_POLICY } from '../../src/policy/defaults.js';
+import { cluster, group, host, server } from '../fixtures/cluster.js';
+
+// Two aggregates; an anti-affinity group and an affinity group each span both.
+function twoAggregates() {
+  const hosts = [
+    ...['a1', 'a2', 'a3', 'a4'].map((n) => host(n, { aggregates: ['gold'], vcpus: 16 })),
+    ...['b1', 'b2', 'b3'].map((n) => host(n, { aggregates: ['silver'], vcpus: 16 })),
+    host('u1', { vcpus: 16 }),
+  ];
+  const servers = [
+    ...[1, 2, 3, 4, 5, 6].map((i) => server(`g${i}`, 'a1', { cpu: 2 })),
+    server('g7', 'a2', { cpu: 1 }),
+    server('x1', 'b1', { cpu: 3 }),
+    server('x2', 'b1', { cpu: 3 }),
+    server('x3', 'b2', { cpu: 1 }),
+    server('u', 'u1', { cpu: 1 }),
+  ];
+  const groups = [group('anti', 'anti-affinity', ['g1', 'x1']), group('aff', 'affinity', ['g2', 'x2'])];
+  const snap = cluster(hosts, servers, groups);
+  for (const h of snap.hosts) {
+    const on = snap.servers.filter((s) => s.host === h.name);
+    h.load = { cpu: on.reduce((a, s) => a + (s.load?.cpu ?? 0), 0), memoryMB: 1000 };
+  }
+  return snap;
+}
+
+describe('aggregate slices', () => {
+  it("hold the aggregate, its servers, their groups and those groups' other members", () => {
+    const snap = twoAggregates();
+    const gold = new AggregateSlices(snap).slice('gold');
+    expect(gold.hosts.map((h) => h.name)).toEqual(['a1', 'a2', 'a3', 'a4', 'b1']);
+    expect(gold.servers.map((s) => s.id)).toEqual(['g1', 'g2', 'g3', 'g4', 'g5', 'g6', 'g7', 'x1', 'x2']);
+    expect(gold.serverGroups.map((g) => g.id)).toEqual(['anti', 'aff']);
+    expect(new AggregateSlices(snap).slice('_unassigned_').hosts.map((h) => h.name)).toEqual(['u1']);
+  });
+
+  it('plan and check as the whole snapshot does', () => {
+    const snap = twoAggregates();
+    const slices = new AggregateSlices(snap);
+    for (const name of ['gold', 'silver', '_unassigned_']) {
+      const policy = { ...DEFAULT_POLICY, aggregates: [name] };
+      const whole = planSnapshot(snap, policy);
+      const part = planSnapshot(slices.slice(name), policy);
+      expect(part).toEqual(whole);
+      expect(checkPlan(slices.slice(name), part)).toEqual(checkPlan(snap, whole));
+    }
+    // Not a vacuous comparison: gold's plan moves servers off its crowded host.
+    expect(
+      planSnapshot(slices.slice('gold'), { ...DEFAULT_POLICY, aggregates: ['gold'] }).aggregates[0]!.moves
+        .length,
+    ).toBeGreaterThan(0);
+  });
+});
+
+describe('planning fingerprint', () => {
+  const policy = { ...DEFAULT_POLICY, aggregates: ['gold'] };
+  const fp = (s: ReturnType<typeof twoAggregates>) =>
+    planningFingerprint(new AggregateSlices(s).slice('gold'), 'gold', policy);
+
+  it("ignores loads, and another aggregate's changes", () => {
+    const a = twoAggregates();
+    const b = twoAggregates();
+    b.hosts[0]!.load = { cpu: 9, memoryMB: 2000 };
+    b.servers.find((s) => s.id === 'x3')!.flavor.vcpus = 4;
+    expect(fp(b).key).toBe(fp(a).key);
+  });
+
+  it('changes with a server, a host, a hold, a group or the policy', () => {
+    const base = fp(twoAggregates()).key;
+    const moved = twoAggregates();
+    moved.servers.find((s) => s.id === 'g7')!.host = 'a3';
+    const disabled = twoAggregates();
+    disabled.hosts[1]!.service = {
+      ...disabled.hosts[1]!.service,
+      status: 'disabled',
+      disabledReason: 'EVAC',
+    };
+    const held = twoAggregates();
+    held.servers[0]!.metadata = { 'aicerine:hold': 'cooldown until ...' };
+    const grouped = twoAggregates();
+    grouped.serverGroups[0]!.members.push('g3');
+    for (const s of [moved, disabled, held, grouped]) expect(fp(s).key).not.toBe(base);
+    const other = planningFingerprint(new AggregateSlices(twoAggregates()).slice('gold'), 'gold', {
+      ...policy,
+      minGain: policy.minGain * 2,
+    });
+    expect(other.key).not.toBe(base);
+  });
+
+  it('sees loads move beyond the tolerance, not within it', () => {
+    const tol = loadTolerance(policy);
+    expect(tol).toBeCloseTo(DEFAULT_POLICY.spread.targetImbalance / 2);
+    const ref = fp(twoAggregates()).loads;
+    const near = twoAggregates();
+    near.hosts[0]!.load!.cpu! += 16 * tol * 0.9;
+    near.servers[0]!.load!.cpu! += 16 * tol * 0.9;
+    expect(loadChange(fp(near).loads, ref, tol)).toBeNull();
+    const far = twoAggregates();
+    far.hosts[0]!.load!.cpu! += 16 * tol * 1.1;
+    expect(loadChange(fp(far).loads, ref, tol)).toMatch(/host a1/);
+    const serverFar = twoAggregates();
+    serverFar.servers[1]!.load!.cpu! += 16 * tol * 1.1;
+    expect(loadChange(fp(serverFar).loads, ref, tol)).toMatch(/server g2/);
+    const lost = twoAggregates();
+    delete lost.servers[2]!.load;
+    expect(loadChange(fp(lost).loads, ref, tol)).toMatch(/server g3/);
+  });
+});
