@@ -43,10 +43,14 @@ function watched(inner: ExecutorCloud, onRunning?: (m: LiveMigrationView) => voi
   const calls = new Map<string, number>();
   const listed: number[] = [];
   const count = (name: string) => calls.set(name, (calls.get(name) ?? 0) + 1);
+  const counted = <T>(name: string, call: () => T): T => {
+    count(name);
+    return call();
+  };
   let fired = false;
   const cloud: ExecutorCloud = {
-    getServer: (id) => (count('getServer'), inner.getServer(id)),
-    listLiveMigrations: (id) => (count('listLiveMigrations'), inner.listLiveMigrations(id)),
+    getServer: (id) => counted('getServer', () => inner.getServer(id)),
+    listLiveMigrations: (id) => counted('listLiveMigrations', () => inner.listLiveMigrations(id)),
     listLiveMigrationsChangedSince: async (since) => {
       count('listLiveMigrationsChangedSince');
       const r = await inner.listLiveMigrationsChangedSince(since);
@@ -58,12 +62,12 @@ function watched(inner: ExecutorCloud, onRunning?: (m: LiveMigrationView) => voi
       }
       return r;
     },
-    getComputeService: (h) => (count('getComputeService'), inner.getComputeService(h)),
-    listComputeServices: () => (count('listComputeServices'), inner.listComputeServices()),
+    getComputeService: (h) => counted('getComputeService', () => inner.getComputeService(h)),
+    listComputeServices: () => counted('listComputeServices', () => inner.listComputeServices()),
     getHostRoom: (h) => inner.getHostRoom(h),
     getServerAllocation: (id) => inner.getServerAllocation(id),
-    liveMigrate: (id, h) => (count('liveMigrate'), inner.liveMigrate(id, h)),
-    abortLiveMigration: (id, m) => (count('abortLiveMigration'), inner.abortLiveMigration(id, m)),
+    liveMigrate: (id, h) => counted('liveMigrate', () => inner.liveMigrate(id, h)),
+    abortLiveMigration: (id, m) => counted('abortLiveMigration', () => inner.abortLiveMigration(id, m)),
   };
   return { cloud, calls, listed };
 }
