@@ -397,7 +397,19 @@ describe('credentials and secrets', () => {
       url: 'amqp://nova@rabbit:5672/nova',
       password: { kind: 'env', variable: 'RABBIT_PASSWORD' },
     });
-    expect(config.prometheus).toEqual({ url: 'http://prom:9090', metricsPolicyFile: null });
+    // Load profiles are recorded by default once a Prometheus is named (issue 28), once a day.
+    expect(config.prometheus).toEqual({
+      url: 'http://prom:9090',
+      metricsPolicyFile: null,
+      profiles: {
+        historyDays: 14,
+        minSamples: 2,
+        quantile: 0.9,
+        refreshMs: 86_400_000,
+        resolution: 'hour-of-week',
+        timeZone: 'UTC',
+      },
+    });
     expect(
       await problems({ notifications: { rabbitmqUrl: 'http://rabbit' }, prometheus: { url: 'prom' } }),
     ).toEqual([

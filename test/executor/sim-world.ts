@@ -15,6 +15,7 @@ import type {
   CostSample,
   ExecutorCloud,
   QuarantineEntry,
+  WaveGainCheck,
 } from '../../src/executor/ports.js';
 import { type ExecutorSettingsInput, resolveExecutorSettings } from '../../src/executor/settings.js';
 import { MigrationSlots } from '../../src/executor/slots.js';
@@ -158,6 +159,8 @@ export function makeExecutor(
     slots?: MigrationSlots;
     /** The host locks shared with operator tasks (the service always gives them). */
     hostLocks?: LockService;
+    /** The re-check before each later wave (the service wires its own). */
+    waveCheck?: WaveGainCheck;
   } = {},
 ): { executor: Executor; journal: ExecutionJournal; recorded: Recorded; deps: ExecutorDeps } {
   const settings = resolveExecutorSettings({
@@ -179,6 +182,7 @@ export function makeExecutor(
     costs: { record: async (s) => void recorded.costs.push(s) },
     audit: { record: async (a) => void recorded.audit.push(a) },
     ...(opts.hostLocks ? { hostLocks: opts.hostLocks } : {}),
+    ...(opts.waveCheck ? { waveCheck: opts.waveCheck } : {}),
   };
   return { executor: new Executor(deps), journal, recorded, deps };
 }

@@ -32,8 +32,7 @@ describe('wave gain re-check', () => {
         ? [{ step: 3, why: 'no longer pays on fresh figures: imbalance 0.1 would become 0.12' }]
         : [];
     };
-    const { executor, recorded, deps } = makeExecutor(world);
-    deps.waveCheck = waveCheck;
+    const { executor, recorded } = makeExecutor(world, { waveCheck });
     const summary = await executor.start(
       {
         aggregate: 'agg',
@@ -79,8 +78,7 @@ describe('wave gain re-check', () => {
       if (calls < 3) throw new Error('the cloud could not be read');
       return [];
     };
-    const { executor, deps } = makeExecutor(world);
-    deps.waveCheck = waveCheck;
+    const { executor } = makeExecutor(world, { waveCheck });
     const summary = await executor.start(
       {
         aggregate: 'agg',
