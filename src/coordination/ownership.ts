@@ -301,33 +301,45 @@ export class AggregateOwnership implements ReplicaDirectory {
     if (recovery !== null) wanted = new Set([...wanted].filter((a) => recovery.held.has(a)));
     const leaving = [...this.held.keys()].filter((a) => !wanted.has(a));
     await Promise.all(leaving.map((a) => this.handOver(a)));
-    for (const aggregate of wanted) {
-      if (this.stopped) return;
-      if (this.held.has(aggregate)) continue;
-      const lease = await this.opts.locks.tryAcquire(aggregateLockName(aggregate), this.opts.replicaId, {
-        ttlMs: this.opts.ttlMs,
+    // Every free one at once: a dead owner's aggregates are taken together, not one after
+    // another's claim and resume (each a few store round trips, slow on a loaded machine).
+    const taking = await Promise.allSettled(
+      [...wanted].filter((a) => !this.held.has(a)).map((aggregate) => this.take(aggregate)),
+    );
+    const failed = taking.find((t): t is PromiseRejectedResult => t.status === 'rejected');
+    if (failed !== undefined) throw failed.reason;
+  }
+
+  /** Takes a free aggregate this replica should own: its lease, then the hooks' takeover. */
+  private async take(aggregate: string): Promise<void> {
+    if (this.stopped) return;
+    const lease = await this.opts.locks.tryAcquire(aggregateLockName(aggregate), this.opts.replicaId, {
+      ttlMs: this.opts.ttlMs,
+    });
+    if (lease === null) return; // its previous owner has not handed it over yet
+    if (this.stopped) {
+      await lease.release();
+      return;
+    }
+    const h: Held = {
+      lease,
+      releasing: false,
+      ready: false,
+      stopped: false,
+      gone: false,
+      unwatch: () => {},
+    };
+    this.held.set(aggregate, h);
+    h.unwatch = lease.watch?.((e) => this.onLeaseEvent(aggregate, h, e)) ?? h.unwatch;
+    try {
+      await this.opts.hooks.acquired(aggregate, lease);
+      h.ready = true;
+      this.log.info(`coordination: owns aggregate ${aggregate} (fence ${lease.fence})`);
+    } catch (e) {
+      this.log.warn(`coordination: could not take over aggregate ${aggregate}; giving it back`, {
+        error: e instanceof Error ? e.message : String(e),
       });
-      if (lease === null) continue; // its previous owner has not handed it over yet
-      const h: Held = {
-        lease,
-        releasing: false,
-        ready: false,
-        stopped: false,
-        gone: false,
-        unwatch: () => {},
-      };
-      this.held.set(aggregate, h);
-      h.unwatch = lease.watch?.((e) => this.onLeaseEvent(aggregate, h, e)) ?? h.unwatch;
-      try {
-        await this.opts.hooks.acquired(aggregate, lease);
-        h.ready = true;
-        this.log.info(`coordination: owns aggregate ${aggregate} (fence ${lease.fence})`);
-      } catch (e) {
-        this.log.warn(`coordination: could not take over aggregate ${aggregate}; giving it back`, {
-          error: e instanceof Error ? e.message : String(e),
-        });
-        await this.handOver(aggregate);
-      }
+      await this.handOver(aggregate);
     }
   }
 
