@@ -354,7 +354,9 @@ for (const a of names)
     if (m.state === 'completed') completed++;
     else {
       other++;
-      console.log(`  not completed: exec-${a} step ${m.step} ${m.serverId} ${m.from} -> ${m.to}: ${m.state}: ${m.detail}`);
+      console.log(
+        `  not completed: exec-${a} step ${m.step} ${m.serverId} ${m.from} -> ${m.to}: ${m.state}: ${m.detail}`,
+      );
     }
   }
 // The taken-over executions' moves still to do at each kill, and how they ended.
