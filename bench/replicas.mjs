@@ -11,7 +11,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Etcd3 } from 'etcd3';
@@ -189,6 +189,54 @@ const cloud = new SimCloud(
 );
 const sim = await startSimServer({ cloud, password: 'secret' });
 const store = await openStore(storeOptions);
+
+// Replicas: the replica tests' own child (serve's executor wiring), run from source like theirs.
+const owns = []; // { aggregate, replica, fence, at }
+const lost = [];
+const live = new Map();
+function startReplica(id) {
+  const child = spawn(
+    process.execPath,
+    [
+      new URL('../test/executor/fixtures/run-ts.mjs', import.meta.url).pathname,
+      new URL('../test/coordination/fixtures/replica-child.ts', import.meta.url).pathname,
+      sim.url,
+      JSON.stringify(storeOptions),
+      etcdUrl,
+      '/bench/',
+      id,
+      names.join(','),
+      String(TTL_MS),
+      'interval=500',
+      'perAggregate=8',
+      'callTimeout=2000',
+      'sessionTimeout=10000',
+      'moveTimeout=1800',
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  children.push(child);
+  live.set(id, child);
+  let buffered = '';
+  let ready;
+  const readyP = new Promise((r) => {
+    ready = r;
+  });
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (chunk) => {
+    buffered += chunk;
+    const parts = buffered.split('\n');
+    buffered = parts.pop() ?? '';
+    for (const line of parts) {
+      const w = line.split(' ');
+      if (w[0] === 'owns') owns.push({ aggregate: w[1], replica: id, fence: Number(w[2]), at: Number(w[4]) });
+      else if (w[0] === 'lost') lost.push({ aggregate: w[1], replica: id, at: Number(w[2]) });
+      else if (w[0] === 'ready') ready();
+      else if (w[0] === 'log' && process.env.BENCH_VERBOSE) process.stderr.write(`${id}: ${line}\n`);
+    }
+  });
+  return { child, ready: readyP };
+}
 const ownerOf = (a) =>
   owns
     .filter((o) => o.aggregate === a)
@@ -208,6 +256,7 @@ const settled = () => {
   return names.every((a) => ownerOf(a) === want.get(a));
 };
 
+const loadBefore = loadavg();
 const t0 = Date.now();
 for (const id of REPLICAS) await startReplica(id).ready;
 await waitFor('every aggregate owned as the sharing says', settled, 60_000);
@@ -228,6 +277,8 @@ for (const child of live.values()) child.kill('SIGUSR2');
 
 // kill -9, KILLS times: the victim is the owner of the most aggregates with a migration in flight.
 const takeovers = [];
+/** Per kill: the moves of the victim's executions not yet completed at the kill ("exec step"). */
+const pendingAtKill = [];
 for (let k = 0; k < KILLS && (await unfinished()) > 0; k++) {
   let victim = null;
   await waitFor(
@@ -246,6 +297,11 @@ for (let k = 0; k < KILLS && (await unfinished()) > 0; k++) {
   );
   if (victim === null) break;
   const theirs = names.filter((a) => ownerOf(a) === victim);
+  const pending = [];
+  for (const a of theirs)
+    for (const m of await store.listMoves(`exec-${a}`))
+      if (m.state !== 'completed') pending.push(`exec-${a} ${m.step}`);
+  pendingAtKill.push(pending);
   const killedAt = Date.now();
   live.get(victim).kill('SIGKILL');
   await waitFor('takeover', () => theirs.every((a) => ownerOf(a) !== victim), 120_000);
@@ -289,25 +345,52 @@ for (const m of cloud.migrations) perServer.set(m.server.uuid, (perServer.get(m.
 const twice = [...perServer.values()].filter((c) => c > 1).length;
 let completed = 0;
 let other = 0;
+const finalState = new Map();
+const states = new Map();
 for (const a of names)
   for (const m of await store.listMoves(`exec-${a}`)) {
+    finalState.set(`exec-${a} ${m.step}`, m.state);
+    states.set(m.state, (states.get(m.state) ?? 0) + 1);
     if (m.state === 'completed') completed++;
-    else other++;
+    else {
+      other++;
+      console.log(
+        `  not completed: exec-${a} step ${m.step} ${m.serverId} ${m.from} -> ${m.to}: ${m.state}: ${m.detail}`,
+      );
+    }
   }
+// The taken-over executions' moves still to do at each kill, and how they ended.
+const afterKill = { pending: 0, completed: 0, skipped: 0, other: 0 };
+for (const pending of pendingAtKill)
+  for (const key of pending) {
+    afterKill.pending++;
+    const st = finalState.get(key);
+    if (st === 'completed') afterKill.completed++;
+    else if (st === 'skipped') afterKill.skipped++;
+    else afterKill.other++;
+  }
+const bound = TTL_MS + 2000;
+const loadAfter = loadavg();
+const fmtLoad = (l) => l.map((x) => x.toFixed(2)).join(' ');
 
 console.log(
   `replicas: ${REPLICAS.length} replicas x ${AGGREGATES} aggregates, ${hosts.length} hosts, ${AGGREGATES * MOVES} moves ` +
     `(simulator x${SPEED}, lease TTL ${TTL_MS} ms, rebalance every 500 ms); first share ${share.join('/')}`,
 );
 console.log(
-  `  kill -9 takeover: ${takeovers.length} aggregates over ${Math.min(KILLS, takeovers.length ? KILLS : 0)} kills, median ${median(takeovers)} ms, max ${Math.max(...takeovers)} ms`,
+  `  kill -9 takeover: ${takeovers.length} aggregates over ${pendingAtKill.length} kills, median ${median(takeovers)} ms, max ${Math.max(...takeovers)} ms ` +
+    `(lease TTL + 2 s = ${bound} ms; ${takeovers.filter((t) => t > bound).length} over it)`,
+);
+console.log(
+  `  taken-over executions: ${afterKill.pending} moves still to do at the kills, ${afterKill.completed} completed after the takeover, ${afterKill.skipped} skipped, ${afterKill.other} other`,
 );
 console.log(
   `  rolling restart hand-over: ${handOvers.length} aggregates, median ${median(handOvers)} ms, max ${Math.max(...handOvers)} ms`,
 );
 console.log(
-  `  outcome: ${completed} moves completed, ${other} not; simulator ${cloud.migrations.length} migrations, servers migrated twice: ${twice}; ${wallS.toFixed(0)} s wall`,
+  `  outcome: ${completed} moves completed, ${other} not (${[...states].map(([k, v]) => `${k} ${v}`).join(', ')}); simulator ${cloud.migrations.length} migrations, servers migrated twice: ${twice}; ${wallS.toFixed(0)} s wall`,
 );
+console.log(`  load average (1, 5, 15 min): before ${fmtLoad(loadBefore)}, after ${fmtLoad(loadAfter)}`);
 
 for (const [id, child] of live) {
   if (child.exitCode !== null || child.signalCode !== null) continue;

@@ -7,6 +7,12 @@
 // answer, moves its local deadline to (when the renewal was sent) + TTL − margin. A holder cut off
 // from etcd sees isValid() turn false at that deadline, which is before etcd can let the lease
 // expire and hand the lock to someone else: etcd's TTL starts no earlier than our send.
+//
+// The holder hears of it as it happens (Lease.watch): `lost` at the local deadline, while renewals
+// go on, faster; `renewed` when one lands before etcd could let the lease go (etcd still had it,
+// so nobody else took the key, and the fence is unchanged); a final `lost` when etcd says the
+// lease is gone, when a newer epoch took the key, or once etcd may have let it expire (the last
+// answered renewal's send + TTL) without a renewal answered.
 
 import { noop } from 'cockatiel';
 import { Etcd3, type IOptions } from 'etcd3';
@@ -15,6 +21,7 @@ import {
   DEFAULT_LOCK_TTL_MS,
   type HeldLock,
   type Lease,
+  type LeaseEvent,
   type ListOptions,
   type LockService,
   LockUnavailableError,
@@ -48,9 +55,17 @@ interface Holding {
   epoch: number | undefined;
   ttlMs: number;
   validUntil: number;
+  /** When the last answered renewal (or the grant) was sent: etcd keeps the lease TTL after it, at least. */
+  renewedSentAt: number;
   released: boolean;
+  /** Gone for good (final lost). */
   lost: boolean;
+  /** Past its local deadline, not renewed since; etcd may still renew it. */
+  lapsed: boolean;
   timer: NodeJS.Timeout | null;
+  /** Fires at the local deadline, then at the give-up time while lapsed. */
+  deadline: NodeJS.Timeout | null;
+  listeners: Set<(event: LeaseEvent) => void>;
 }
 
 /** An etcd lease (a held lock) as this service hands it out: the port's Lease, plus its deadline. */
@@ -60,6 +75,8 @@ export interface EtcdLease extends Lease {
 }
 
 const MIN_TTL_MS = 2000;
+/** How often a lapsed holder tries to renew: it has only until etcd may let the lease go. */
+const LAPSED_RETRY_MS = 200;
 
 export class EtcdLockService implements LockService {
   readonly kind = 'etcd' as const;
@@ -166,12 +183,17 @@ export class EtcdLockService implements LockService {
       epoch,
       ttlMs: ttlSeconds * 1000,
       validUntil: sentAt + ttlSeconds * 1000 - this.margin(ttlSeconds * 1000),
+      renewedSentAt: sentAt,
       released: false,
       lost: false,
+      lapsed: false,
       timer: null,
+      deadline: null,
+      listeners: new Set(),
     };
     this.held.add(holding);
     this.scheduleKeepAlive(holding);
+    this.scheduleDeadline(holding);
     return {
       name,
       owner,
@@ -179,7 +201,76 @@ export class EtcdLockService implements LockService {
       isValid: () => this.isValid(holding),
       validUntil: () => holding.validUntil,
       release: () => this.release(holding),
+      watch: (listener) => {
+        holding.listeners.add(listener);
+        return () => holding.listeners.delete(listener);
+      },
     };
+  }
+
+  private emit(h: Holding, event: LeaseEvent): void {
+    for (const l of [...h.listeners]) {
+      try {
+        l(event);
+      } catch {
+        // A listener's failure is its own: the others still hear, the lock goes on.
+      }
+    }
+  }
+
+  /** At the local deadline: lapse (unless renewed meanwhile); while lapsed: give up at etcd's earliest expiry. */
+  private scheduleDeadline(h: Holding): void {
+    if (h.deadline) clearTimeout(h.deadline);
+    h.deadline = null;
+    if (h.released || h.lost) return;
+    const at = h.lapsed ? h.renewedSentAt + h.ttlMs : h.validUntil;
+    h.deadline = setTimeout(() => this.onDeadline(h), Math.max(0, at - this.now()) + 1);
+    h.deadline.unref();
+  }
+
+  private onDeadline(h: Holding): void {
+    h.deadline = null;
+    if (h.released || h.lost) return;
+    const now = this.now();
+    if (h.lapsed) {
+      if (now >= h.renewedSentAt + h.ttlMs) {
+        this.lose(
+          h,
+          `no renewal answered since ${new Date(h.renewedSentAt).toISOString()}: etcd may have let the lease expire`,
+        );
+        h.lease.release();
+        return;
+      }
+    } else if (now >= h.validUntil) {
+      h.lapsed = true;
+      this.emit(h, {
+        type: 'lost',
+        name: h.name,
+        final: false,
+        reason: `no renewal answered since ${new Date(h.renewedSentAt).toISOString()}; still renewing`,
+        at: now,
+      });
+      // Renew at once and often: only until etcd's earliest expiry can the lock come back.
+      if (h.timer) {
+        clearTimeout(h.timer);
+        h.timer = null;
+        void this.keepAlive(h);
+      }
+    }
+    this.scheduleDeadline(h);
+  }
+
+  /** Gone for good: tells the listeners, stops renewing. */
+  private lose(h: Holding, reason: string): void {
+    if (h.lost || h.released) return;
+    h.lost = true;
+    h.lapsed = false;
+    this.held.delete(h);
+    if (h.timer) clearTimeout(h.timer);
+    if (h.deadline) clearTimeout(h.deadline);
+    h.timer = null;
+    h.deadline = null;
+    this.emit(h, { type: 'lost', name: h.name, final: true, reason, at: this.now() });
   }
 
   private margin(ttlMs: number): number {
@@ -187,12 +278,13 @@ export class EtcdLockService implements LockService {
   }
 
   private isValid(h: Holding): boolean {
-    return !h.released && !h.lost && this.now() < h.validUntil;
+    return !h.released && !h.lost && !h.lapsed && this.now() < h.validUntil;
   }
 
   private scheduleKeepAlive(h: Holding): void {
     if (h.released || h.lost) return;
-    h.timer = setTimeout(() => void this.keepAlive(h), Math.max(200, Math.floor(h.ttlMs / 3)));
+    const every = Math.max(200, Math.floor(h.ttlMs / 3));
+    h.timer = setTimeout(() => void this.keepAlive(h), h.lapsed ? Math.min(every, LAPSED_RETRY_MS) : every);
     h.timer.unref();
   }
 
@@ -202,29 +294,31 @@ export class EtcdLockService implements LockService {
     const sentAt = this.now();
     try {
       const res = await h.lease.keepaliveOnce({ deadline: Date.now() + this.callTimeoutMs });
+      if (h.released || h.lost) return;
       if (Number(res.TTL) <= 0) {
         // etcd no longer knows the lease: it expired (we were cut off too long) or was revoked.
-        h.lost = true;
-        this.held.delete(h);
+        this.lose(h, 'etcd says the lease expired');
+        h.lease.release();
         return;
       }
       if (h.epoch !== undefined && !(await this.stillMine(h))) {
         // A newer epoch of the same owner took the key over: this holder is fenced out.
-        h.lost = true;
-        this.held.delete(h);
+        this.lose(h, 'taken over under a newer epoch');
         await this.revokeQuietly(h.lease);
         return;
       }
-      if (!h.released && !h.lost)
-        h.validUntil = Math.max(h.validUntil, sentAt + Number(res.TTL) * 1000 - this.margin(h.ttlMs));
-    } catch {
-      // Unreachable for now: the lock stays valid until its local deadline, renewals go on.
-      if (this.now() >= h.validUntil) {
-        h.lost = true;
-        this.held.delete(h);
-        h.lease.release();
-        return;
+      if (h.released || h.lost) return;
+      h.renewedSentAt = Math.max(h.renewedSentAt, sentAt);
+      h.validUntil = Math.max(h.validUntil, sentAt + Number(res.TTL) * 1000 - this.margin(h.ttlMs));
+      if (h.lapsed && this.now() < h.validUntil) {
+        // etcd still had the lease: nobody could take the key meanwhile, the fence is unchanged.
+        h.lapsed = false;
+        this.emit(h, { type: 'renewed', name: h.name, validUntil: h.validUntil, at: this.now() });
       }
+      this.scheduleDeadline(h);
+    } catch {
+      // Unreachable for now: the lock stays valid until its local deadline (then lapses, see
+      // onDeadline), renewals go on.
     }
     this.scheduleKeepAlive(h);
   }
@@ -248,7 +342,9 @@ export class EtcdLockService implements LockService {
     if (h.released) return;
     h.released = true;
     if (h.timer) clearTimeout(h.timer);
+    if (h.deadline) clearTimeout(h.deadline);
     h.timer = null;
+    h.deadline = null;
     this.held.delete(h);
     if (!h.lost) await this.revokeQuietly(h.lease);
   }

@@ -74,6 +74,16 @@ export function supersedes(
   return epoch !== undefined && held.owner === owner && held.epoch !== undefined && held.epoch < epoch;
 }
 
+/**
+ * A change of a held lock's validity, as its holder learns it (Lease.watch). `lost`: isValid()
+ * turned false without a release; with `final` false the backend may still renew it (its holder
+ * was cut off from the backend past its local deadline, and the backend has not let it go yet),
+ * and a `renewed` follows if it does. With `final` true it is gone for good.
+ */
+export type LeaseEvent =
+  | { type: 'lost'; name: string; final: boolean; reason: string; at: number }
+  | { type: 'renewed'; name: string; validUntil: number; at: number };
+
 /** A held lock. Release it in a `finally`; `withLock` does that for you. */
 export interface Lease {
   readonly name: string;
@@ -88,6 +98,13 @@ export interface Lease {
   isValid(): boolean;
   /** Gives the lock back; idempotent; never throws for a lock already lost. */
   release(): Promise<void>;
+  /**
+   * Calls `listener` when the lock is lost and when it is renewed after a lapse, as it happens, so
+   * the holder stops acting at once rather than at its next isValid() check, and resumes under the
+   * same fence when the lock comes back. Returns the unsubscribe. Absent where a held lock cannot
+   * lapse while its process lives (the local backend).
+   */
+  watch?(listener: (event: LeaseEvent) => void): () => void;
 }
 
 /** A lock as `list` shows it: who holds it and since when. */

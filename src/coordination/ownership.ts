@@ -6,10 +6,15 @@
 // resume what the previous owner left). Two replicas never act on one aggregate: acting needs a
 // valid lease, a lease is given only once the previous one is released or expired, and a holder
 // cut off from the lock backend stops trusting its lease before the backend can expire it.
+//
+// Where the backend tells (Lease.watch, etcd), a lapsed lease stops the aggregate's work at once
+// (hooks.lost), not at the next pass; the aggregate stays held while the backend may still renew
+// the lease, and a renewal resumes the work under the same fence (hooks.acquired again, which
+// claims nothing new and resumes what stopped). Only a lease gone for good gives it up.
 
 import { type Logger, silentLogger } from '../cloud/log.js';
 import type { OwnerFence } from '../store/ownership.js';
-import { aggregateLockName, type Lease, LOCK_NAMES, type LockService } from './locks.js';
+import { aggregateLockName, type Lease, type LeaseEvent, LOCK_NAMES, type LockService } from './locks.js';
 import { aggregatesOf } from './rendezvous.js';
 
 export const REPLICA_LOCK_PREFIX = 'replica/';
@@ -22,8 +27,13 @@ export interface OwnershipHooks {
   acquired(aggregate: string, lease: Lease): Promise<void>;
   /** The aggregate is being given back: resolve once nothing more is written or sent for it. */
   releasing(aggregate: string): Promise<void>;
-  /** The lease was lost (expired, backend unreachable too long): nothing acts on it any more. */
+  /**
+   * The lease was lost (expired, backend unreachable too long) or lapsed (its holder stopped
+   * trusting it, the backend may still renew it): nothing acts on it any more.
+   */
   lost(aggregate: string): void;
+  /** A lapsed lease was renewed, and `acquired` has resumed the aggregate's work under the same fence. */
+  renewed?(aggregate: string): void;
 }
 
 export interface OwnershipOptions {
@@ -96,11 +106,18 @@ interface Held {
   releasing: boolean;
   /** The acquired hook has finished: the previous owner's executions are resumed here. */
   ready: boolean;
+  /** hooks.lost was called for this lease (it lapsed or is gone); a renewal clears it. */
+  stopped: boolean;
+  /** The backend said the lease is gone for good. */
+  gone: boolean;
+  unwatch: () => void;
 }
 
 export class AggregateOwnership implements ReplicaDirectory {
   private readonly held = new Map<string, Held>();
   private registration: Lease | null = null;
+  /** The registration lapsed and the backend may still renew it: no pass acts meanwhile. */
+  private registrationLapsed = false;
   /** No pass has registered yet (start-up is not a recovery). */
   private firstPass = true;
   private timer: NodeJS.Timeout | null = null;
@@ -225,6 +242,12 @@ export class AggregateOwnership implements ReplicaDirectory {
       return;
     }
     this.registration = lease;
+    this.registrationLapsed = false;
+    lease.watch?.((e) => {
+      if (this.registration !== lease) return;
+      this.registrationLapsed = e.type === 'lost' && !e.final;
+      if (e.type === 'lost' && e.final) void this.rebalance();
+    });
   }
 
   /** One pass: drop lost leases, read membership, hand over and take aggregates. */
@@ -246,15 +269,25 @@ export class AggregateOwnership implements ReplicaDirectory {
     const lostNow: string[] = [];
     for (const [aggregate, h] of this.held) {
       if (h.releasing || h.lease.isValid()) continue;
+      // Lapsed, and the backend said so: it may still renew it (a renewed or final event follows).
+      if (h.stopped && !h.gone) continue;
       this.held.delete(aggregate);
+      h.unwatch();
       lostNow.push(aggregate);
-      this.log.warn(`coordination: lease of aggregate ${aggregate} lost; stopped acting on it`);
-      this.opts.hooks.lost(aggregate);
+      if (!h.stopped) {
+        this.log.warn(`coordination: lease of aggregate ${aggregate} lost; stopped acting on it`);
+        this.opts.hooks.lost(aggregate);
+      }
+      // Stops its renewals: a lease renewed after it was dropped here would keep the key from
+      // everyone, this replica included.
+      void h.lease.release();
     }
     if (this.stopped) return;
+    if (this.registrationLapsed && this.registration?.isValid() === false) return;
     const registered = this.registration?.isValid() === true;
     if (lostNow.length > 0 || (!registered && !this.firstPass)) this.startRecovery(lostNow);
     if (!registered) {
+      void this.registration?.release();
       this.registration = null;
       await this.register(false);
       if (this.registration === null) return;
@@ -268,26 +301,85 @@ export class AggregateOwnership implements ReplicaDirectory {
     if (recovery !== null) wanted = new Set([...wanted].filter((a) => recovery.held.has(a)));
     const leaving = [...this.held.keys()].filter((a) => !wanted.has(a));
     await Promise.all(leaving.map((a) => this.handOver(a)));
-    for (const aggregate of wanted) {
-      if (this.stopped) return;
-      if (this.held.has(aggregate)) continue;
-      const lease = await this.opts.locks.tryAcquire(aggregateLockName(aggregate), this.opts.replicaId, {
-        ttlMs: this.opts.ttlMs,
-      });
-      if (lease === null) continue; // its previous owner has not handed it over yet
-      const h: Held = { lease, releasing: false, ready: false };
-      this.held.set(aggregate, h);
-      try {
-        await this.opts.hooks.acquired(aggregate, lease);
-        h.ready = true;
-        this.log.info(`coordination: owns aggregate ${aggregate} (fence ${lease.fence})`);
-      } catch (e) {
-        this.log.warn(`coordination: could not take over aggregate ${aggregate}; giving it back`, {
-          error: e instanceof Error ? e.message : String(e),
-        });
-        await this.handOver(aggregate);
-      }
+    // Every free one at once: a dead owner's aggregates are taken together, not one after
+    // another's claim and resume (each a few store round trips, slow on a loaded machine).
+    const taking = await Promise.allSettled(
+      [...wanted].filter((a) => !this.held.has(a)).map((aggregate) => this.take(aggregate)),
+    );
+    const failed = taking.find((t): t is PromiseRejectedResult => t.status === 'rejected');
+    if (failed !== undefined) throw failed.reason;
+  }
+
+  /** Takes a free aggregate this replica should own: its lease, then the hooks' takeover. */
+  private async take(aggregate: string): Promise<void> {
+    if (this.stopped) return;
+    const lease = await this.opts.locks.tryAcquire(aggregateLockName(aggregate), this.opts.replicaId, {
+      ttlMs: this.opts.ttlMs,
+    });
+    if (lease === null) return; // its previous owner has not handed it over yet
+    if (this.stopped) {
+      await lease.release();
+      return;
     }
+    const h: Held = {
+      lease,
+      releasing: false,
+      ready: false,
+      stopped: false,
+      gone: false,
+      unwatch: () => {},
+    };
+    this.held.set(aggregate, h);
+    h.unwatch = lease.watch?.((e) => this.onLeaseEvent(aggregate, h, e)) ?? h.unwatch;
+    try {
+      await this.opts.hooks.acquired(aggregate, lease);
+      h.ready = true;
+      this.log.info(`coordination: owns aggregate ${aggregate} (fence ${lease.fence})`);
+    } catch (e) {
+      this.log.warn(`coordination: could not take over aggregate ${aggregate}; giving it back`, {
+        error: e instanceof Error ? e.message : String(e),
+      });
+      await this.handOver(aggregate);
+    }
+  }
+
+  /** A held aggregate's lease lapsed, came back, or is gone: stop at once, resume, or give it up. */
+  private onLeaseEvent(aggregate: string, h: Held, e: LeaseEvent): void {
+    if (this.held.get(aggregate) !== h || h.releasing) return;
+    if (e.type === 'lost') {
+      if (e.final) h.gone = true;
+      if (!h.stopped) {
+        h.stopped = true;
+        h.ready = false;
+        this.log.warn(
+          `coordination: lease of aggregate ${aggregate} ${e.final ? 'lost' : 'lapsed'} (${e.reason}); stopped acting on it`,
+        );
+        this.opts.hooks.lost(aggregate);
+      }
+      if (e.final) void this.rebalance();
+      return;
+    }
+    if (!h.stopped || h.gone) return;
+    h.stopped = false;
+    this.log.info(
+      `coordination: lease of aggregate ${aggregate} renewed (fence ${h.lease.fence}); acting on it again`,
+    );
+    void this.opts.hooks.acquired(aggregate, h.lease).then(
+      () => {
+        if (this.held.get(aggregate) !== h || h.stopped || h.releasing) return;
+        h.ready = true;
+        this.opts.hooks.renewed?.(aggregate);
+      },
+      (err: unknown) => {
+        this.log.warn(
+          `coordination: could not resume aggregate ${aggregate} after its renewal; giving it back`,
+          {
+            error: err instanceof Error ? err.message : String(err),
+          },
+        );
+        void this.handOver(aggregate);
+      },
+    );
   }
 
   /** Remembers what was held and who was live, at the first sign of an outage. */
@@ -329,6 +421,7 @@ export class AggregateOwnership implements ReplicaDirectory {
     try {
       await this.opts.hooks.releasing(aggregate);
     } finally {
+      h.unwatch();
       await h.lease.release();
       this.held.delete(aggregate);
       this.log.info(`coordination: handed over aggregate ${aggregate}`);

@@ -57,12 +57,23 @@ export class ExecutionHostLocks {
           const holder = (await this.locks.list(hostLockName(host))).find(
             (h) => h.name === hostLockName(host),
           );
-          return {
-            ok: false,
-            why: `host ${host} is held by ${holder?.owner ?? 'someone else'}`,
-            retry: false,
-          };
+          // This execution's own entry under the same fence: a lease of ours that lapsed and may
+          // be renewed, or the lock of an earlier run of it in this process (stopped when the
+          // aggregate's lease lapsed, resumed when it came back) still being given back. Or no
+          // holder any more: it was given back between the two calls. Either goes away on its
+          // own: wait for it rather than skip the move.
+          if (holder === undefined)
+            return { ok: false, why: `host ${host} was held a moment ago; trying again`, retry: true };
+          if (holder.owner === this.owner)
+            return {
+              ok: false,
+              why: `host ${host} is still held by this execution's earlier lock; waiting for it`,
+              retry: true,
+            };
+          return { ok: false, why: `host ${host} is held by ${holder.owner}`, retry: false };
         }
+        // A lapsed lease of ours that etcd gave up: its key is gone (this one took it); stop it.
+        if (mine !== undefined) void mine.lease.release();
         this.held.set(host, { lease, users: (mine?.users ?? 0) + 1 });
         taken.push(host);
       }

@@ -29,7 +29,7 @@ import {
   type TaskRecord,
   TaskRequestError,
 } from '../tasks/types.js';
-import { handOver, handoverId } from './handover.js';
+import { acknowledged, type HandoverEvent, handOver, handoverId } from './handover.js';
 import type { CampaignRepository } from './ports.js';
 import { drainVerdict } from './trial.js';
 import {
@@ -330,7 +330,7 @@ class Driver {
     const s = c.settings;
     if (h.handedOverAt === null) {
       const at = this.now();
-      const outcome = await handOver(s, {
+      const event: HandoverEvent = {
         event: 'aicerine.maintenance.ready',
         id: handoverId(c.id, h.host),
         campaign: c.id,
@@ -339,11 +339,18 @@ class Driver {
         at,
         returnWhen: s.returnWhen,
         doneCommand: `aicerine maintenance done ${h.host}`,
-      });
+      };
+      // Each answer is written as it comes: a crash after it leaves that channel alone next time.
+      const outcome = await handOver(s, event, h.handover, (channel, answer) =>
+        this.host(h.host, (p) => ({ handover: { ...p.handover, [channel]: answer } })).then(() => {}),
+      );
       await this.ctx.audit.record('maintenance.ready', `host:${h.host}`, {
         campaign: c.id,
         webhook: outcome.webhook,
         command: outcome.command,
+        ...(acknowledged(h.handover.webhook) || acknowledged(h.handover.command)
+          ? { acknowledgedBefore: h.handover }
+          : {}),
       });
       await this.host(h.host, () => ({
         handedOverAt: at,

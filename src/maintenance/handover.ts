@@ -2,6 +2,11 @@
 // optional command (argv, no shell), so the operator's automation can patch and reboot it.
 // Neither decides anything: what they answered is recorded on the host, and the campaign then
 // waits for `maintenance done HOST` or for nova-compute to restart, as configured.
+//
+// Each channel's answer is recorded as soon as it comes, on its own: a run cut by a crash sends
+// again only the channels whose acknowledgement was not recorded. A crash between a delivery and
+// the write of its answer still sends it twice (at least once), with the same id: the receiver
+// drops what it has seen (examples/handover-receiver.mjs).
 
 import { execFile } from 'node:child_process';
 
@@ -25,6 +30,16 @@ export interface HandoverEvent {
 export interface HandoverOutcome {
   webhook: string | null;
   command: string | null;
+}
+
+export type HandoverChannel = keyof HandoverOutcome;
+
+/**
+ * An answer that acknowledged the hand-over (`HTTP 2xx`, `exit 0`): that channel is never sent
+ * again. A failure, or no recorded answer, is sent again by a resumed run.
+ */
+export function acknowledged(answer: string | null): boolean {
+  return answer !== null && !answer.startsWith('failed');
 }
 
 const TIMEOUT_MS = 30_000;
@@ -81,13 +96,31 @@ export function handoverId(campaign: string, host: string): string {
   return `maintenance-${campaign}-${host}`;
 }
 
+/**
+ * Sends the hand-over on every configured channel whose earlier answer (`previous`, as recorded)
+ * is not an acknowledgement, and records each answer with `record` as soon as it comes, before
+ * the other channel's. Returns every channel's answer, the earlier ones included.
+ */
 export async function handOver(
   settings: { webhook: string | null; command: string[] | null },
   event: HandoverEvent,
+  previous: HandoverOutcome,
+  record: (channel: HandoverChannel, answer: string) => Promise<void>,
 ): Promise<HandoverOutcome> {
+  const channel = async (
+    name: HandoverChannel,
+    send: (() => Promise<string>) | null,
+  ): Promise<string | null> => {
+    if (send === null) return null;
+    if (acknowledged(previous[name])) return previous[name];
+    const answer = await send();
+    await record(name, answer);
+    return answer;
+  };
+  const { webhook: url, command: argv } = settings;
   const [webhook, command] = await Promise.all([
-    settings.webhook === null ? null : postWebhook(settings.webhook, event),
-    settings.command === null ? null : runCommand(settings.command, event),
+    channel('webhook', url === null ? null : () => postWebhook(url, event)),
+    channel('command', argv === null ? null : () => runCommand(argv, event)),
   ]);
   return { webhook, command };
 }

@@ -46,7 +46,10 @@ export interface ExecutorWiringDeps {
     /** Every aggregate to share (configured and discovered). */
     aggregates: () => readonly string[];
     onAcquired?: (aggregate: string, resumed: string[]) => void;
+    /** The aggregate's lease was lost or lapsed: its work here stopped. */
     onLost?: (aggregate: string) => void;
+    /** A lapsed lease came back: its work here resumed under the same fence. */
+    onRenewed?: (aggregate: string) => void;
     /** Where this replica's API answers (GET /v1/replicas shows it). */
     address?: string;
   };
@@ -116,6 +119,7 @@ export function wireExecutor(deps: ExecutorWiringDeps): WiredExecutor {
           hooks.lost(a);
           coordination.onLost?.(a);
         },
+        renewed: (a) => coordination.onRenewed?.(a),
       },
       logger,
     });

@@ -3,9 +3,10 @@
 // holder cut off from etcd that stops trusting its lock before etcd can give it away, and an
 // unreachable etcd reported as LockUnavailableError.
 import { randomBytes } from 'node:crypto';
+import { Etcd3 } from 'etcd3';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { EtcdLockService } from '../../src/coordination/etcd-locks.js';
-import { LockUnavailableError, withLock } from '../../src/coordination/locks.js';
+import { type Lease, type LeaseEvent, LockUnavailableError, withLock } from '../../src/coordination/locks.js';
 import { cuttableProxy } from './tcp-proxy.js';
 
 const etcd = inject('etcd');
@@ -14,13 +15,56 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-function service(endpoint = etcd?.endpoint ?? '', prefix = `/test-${randomBytes(4).toString('hex')}/`) {
-  const s = new EtcdLockService({ endpoints: [endpoint], prefix, callTimeoutMs: 1000 });
+function service(
+  endpoint = etcd?.endpoint ?? '',
+  prefix = `/test-${randomBytes(4).toString('hex')}/`,
+  marginMs?: number,
+) {
+  const s = new EtcdLockService({
+    endpoints: [endpoint],
+    prefix,
+    callTimeoutMs: 1000,
+    ...(marginMs !== undefined ? { marginMs } : {}),
+  });
   cleanups.push(() => s.close());
   return { s, prefix };
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A lease's events as they come; `next()` waits for the next one not yet taken. */
+function events(lease: Lease) {
+  const seen: LeaseEvent[] = [];
+  const waiting: (() => void)[] = [];
+  const stop = lease.watch!((e) => {
+    seen.push(e);
+    for (const w of waiting.splice(0)) w();
+  });
+  cleanups.push(async () => {
+    stop();
+  });
+  let taken = 0;
+  return {
+    seen,
+    async next(): Promise<LeaseEvent> {
+      while (seen.length <= taken) await new Promise<void>((r) => waiting.push(r));
+      return seen[taken++]!;
+    },
+  };
+}
+
+/** Resolves with the wall time at which etcd deletes the key (its lease expired or was revoked). */
+function deletion(key: string): Promise<number> {
+  const client = new Etcd3({ hosts: etcd?.endpoint ?? '' });
+  cleanups.push(async () => client.close());
+  return new Promise((resolve, reject) => {
+    client
+      .watch()
+      .key(key)
+      .create()
+      .then((w) => w.on('delete', () => resolve(Date.now())), reject);
+  });
+}
 
 describe.skipIf(etcd === null)('EtcdLockService', () => {
   it('gives a free lock to one holder at a time; every acquisition has a larger fence', async () => {
@@ -54,6 +98,7 @@ describe.skipIf(etcd === null)('EtcdLockService', () => {
     const { s: next } = service(etcd?.endpoint, prefix);
     const old = await dead.tryAcquire('host/c1', 'executor:e1', { ttlMs: 2000, epoch: 10 });
     expect(old).not.toBeNull();
+    const oldEvents = events(old!);
     expect(await next.tryAcquire('host/c1', 'executor:e2', { ttlMs: 2000, epoch: 99 })).toBeNull();
     expect(await next.tryAcquire('host/c1', 'executor:e1', { ttlMs: 2000 })).toBeNull();
     expect(await next.tryAcquire('host/c1', 'executor:e1', { ttlMs: 2000, epoch: 10 })).toBeNull();
@@ -64,9 +109,15 @@ describe.skipIf(etcd === null)('EtcdLockService', () => {
     expect(await next.list('host/')).toEqual([
       expect.objectContaining({ name: 'host/c1', owner: 'executor:e1', fence: resumed!.fence, epoch: 11 }),
     ]);
-    // The old holder learns at its next renewal (every TTL/3) that it was fenced out.
-    const until = Date.now() + 10_000;
-    while (old!.isValid() && Date.now() < until) await sleep(100);
+    // The old holder learns at its next renewal (every TTL/3) that it was fenced out, and hears it.
+    expect(await oldEvents.next()).toEqual(
+      expect.objectContaining({
+        type: 'lost',
+        name: 'host/c1',
+        final: true,
+        reason: 'taken over under a newer epoch',
+      }),
+    );
     expect(old!.isValid()).toBe(false);
     // Its release (and its lease's revocation) leaves the new holder's key alone.
     await old!.release();
@@ -115,6 +166,59 @@ describe.skipIf(etcd === null)('EtcdLockService', () => {
     await expect(cutOff.probe()).rejects.toThrow(
       /locks: etcd \(http:\/\/127\.0\.0\.1:\d+\) cannot grant a lease/,
     );
+  });
+
+  it('tells its holder at once when a lock lapses, and when etcd renews it under the same fence', async () => {
+    const proxy = await cuttableProxy(etcd?.endpoint ?? '');
+    cleanups.push(() => proxy.close());
+    // TTL 8 s, trusted until 4 s after a renewal was sent: a lapsed lock has 4 s to come back.
+    const { s: holder, prefix } = service(proxy.endpoint, undefined, 4000);
+    const { s: other } = service(etcd?.endpoint, prefix);
+    const lease = (await holder.tryAcquire('aggregate/agg-e', 'replica-a', { ttlMs: 8000 }))!;
+    const heard = events(lease);
+    // etcd stops answering this holder (connections open, nothing flows).
+    proxy.freeze();
+    const lost = await heard.next();
+    expect(lost).toEqual(expect.objectContaining({ type: 'lost', name: 'aggregate/agg-e', final: false }));
+    expect(lost.type === 'lost' && lost.reason).toMatch(/^no renewal answered since .*; still renewing$/);
+    expect(lease.isValid()).toBe(false);
+    // etcd still has it: nobody else can take it while its holder waits for a renewal.
+    expect(await other.tryAcquire('aggregate/agg-e', 'replica-b', { ttlMs: 8000 })).toBeNull();
+    proxy.thaw();
+    const renewed = await heard.next();
+    expect(renewed).toEqual(expect.objectContaining({ type: 'renewed', name: 'aggregate/agg-e' }));
+    expect(renewed.at).toBeGreaterThan(lost.at);
+    expect(lease.isValid()).toBe(true);
+    expect(await other.list('aggregate/')).toEqual([
+      expect.objectContaining({ name: 'aggregate/agg-e', owner: 'replica-a', fence: lease.fence }),
+    ]);
+    expect(heard.seen).toHaveLength(2);
+  });
+
+  it('gives a lapsed lock up for good before etcd can hand it to another holder', async () => {
+    const proxy = await cuttableProxy(etcd?.endpoint ?? '');
+    cleanups.push(() => proxy.close());
+    const { s: holder, prefix } = service(proxy.endpoint, undefined, 2000);
+    const { s: other } = service(etcd?.endpoint, prefix);
+    const lease = (await holder.tryAcquire('aggregate/agg-f', 'replica-a', { ttlMs: 4000 }))!;
+    const heard = events(lease);
+    const deleted = deletion(`${prefix}locks/aggregate/agg-f`);
+    proxy.freeze();
+    const lapsed = await heard.next();
+    expect(lapsed).toEqual(expect.objectContaining({ type: 'lost', final: false }));
+    const gone = await heard.next();
+    expect(gone).toEqual(expect.objectContaining({ type: 'lost', final: true }));
+    expect(gone.type === 'lost' && gone.reason).toMatch(/etcd may have let the lease expire$/);
+    expect(lease.isValid()).toBe(false);
+    // The holder had stopped (the first event) before etcd let the key go.
+    const deletedAt = await deleted;
+    expect(lapsed.at).toBeLessThan(deletedAt);
+    const next = await other.tryAcquire('aggregate/agg-f', 'replica-b', { ttlMs: 4000 });
+    expect(next!.fence).toBeGreaterThan(lease.fence);
+    // Thawed, the old holder's renewals are over: no renewal comes back.
+    proxy.thaw();
+    await lease.release();
+    expect(heard.seen).toHaveLength(2);
   });
 
   it('refuses a TTL etcd cannot keep', async () => {

@@ -48,12 +48,13 @@ describe("the executor's host locks", () => {
     const locks = new LocalLockService();
     const dead = new ExecutionHostLocks(locks, new Set(), 'executor:e1', { epoch: 3, ttlMs: 4000 });
     expect((await dead.acquire(['c1', 'c2'])).ok).toBe(true);
-    // Without a newer fence (a second run of the same owner), the execution is refused as before.
+    // Without a newer fence (a second run of the same owner, in the process that holds them),
+    // the move waits for the execution's earlier lock to go rather than being skipped.
     const same = new ExecutionHostLocks(locks, new Set(), 'executor:e1', { epoch: 3 });
     expect(await same.acquire(['c1', 'c2'])).toEqual({
       ok: false,
-      why: 'host c1 is held by executor:e1',
-      retry: false,
+      why: "host c1 is still held by this execution's earlier lock; waiting for it",
+      retry: true,
     });
     const resumed = new ExecutionHostLocks(locks, new Set(), 'executor:e1', { epoch: 4 });
     expect(await resumed.acquire(['c1', 'c2'])).toEqual({ ok: true, hosts: ['c1', 'c2'] });

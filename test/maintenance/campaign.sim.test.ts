@@ -164,7 +164,8 @@ describe('rolling maintenance on the simulator', () => {
     expect(children.map((t) => t.requestedBy)).toEqual(Array(12).fill(`maintenance:${started.id}`));
     const audit = (await r.store.audit.list({ actor: `task:${final.taskId}` }, { limit: 200 })).items;
     expect(audit.filter((a) => a.action === 'task.maintenance.ready')).toHaveLength(12);
-  });
+    // 30 s at load average 20 on 2 cores: the default 30 s timeout is no bound there.
+  }, 120_000);
 
   it('takes out fewer hosts than asked when the rest cannot take more, and survives a restart', async () => {
     // Four hosts of 64 GiB with 40 GiB of servers each: the other three take one host's servers,
