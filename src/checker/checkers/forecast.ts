@@ -41,8 +41,8 @@ function fallbackProblems(ctx: ReplayContext, a: Forecasting): string[] {
   }
   if (/fewer than two hosts/.test(why) && ctx.world.hostsIn(a.name).filter(isCounted).length >= 2)
     out.push(`"${why}", but it has two or more`);
-  if (/plan balances current load only/.test(why) && ctx.plan.mode === 'spread' && !ctx.plan.repairOnly)
-    out.push(`"${why}", but this is a spread plan`);
+  // Spread, pack and repair-only all plan on the forecast (docs/planner.md).
+  if (/plan balances current load only/.test(why)) out.push(`"${why}", but every mode plans on the forecast`);
   return out;
 }
 

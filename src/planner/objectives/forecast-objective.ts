@@ -71,8 +71,12 @@ interface AggregateView {
   servers: Map<string, Server[]>;
 }
 
+// Every mode plans on the forecast: whatever a plan picks by balance (spread's moves; the
+// destinations of evacuations and hard-group repairs in spread and repair-only, and of repairs
+// in pack) weighs the forecast peaks, and hot-first ordering reads hosts hot at a peak. Pack's
+// drains pick hosts and destinations by Placement allocation (pack.maxFill, best fit), which no
+// load figure enters, current or forecast (docs/planner.md).
 function whyCurrent(name: string, view: AggregateView, snapshot: Snapshot, policy: Policy): string | null {
-  if (policy.mode !== 'spread') return `a ${policy.mode} plan balances current load only`;
   const profiles = snapshot.profiles;
   if (profiles === undefined) return 'the snapshot has no load profiles';
   const error = profiles.errors?.[name];
