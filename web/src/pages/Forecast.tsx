@@ -45,7 +45,7 @@ export function ForecastPeaks(props: { hosts: HostsPage['items']; aggregate: str
         {rows.map((h) => (
           <tr key={h.name} data-host={h.name}>
             <td>{h.name}</td>
-            <td>{now(h, 'cpu')}</td>
+            <td data-testid="now-cpu">{now(h, 'cpu')}</td>
             <td data-testid="peak-cpu">{pct(h.forecast!.cpu)}</td>
             <td>{now(h, 'memory')}</td>
             <td>{pct(h.forecast!.memory)}</td>
