@@ -82,6 +82,10 @@ function whyCurrent(name: string, view: AggregateView, snapshot: Snapshot, polic
   const error = profiles.errors?.[name];
   if (error !== undefined && error.meanAbsolute > policy.forecast.maxError)
     return `forecast error ${error.meanAbsolute.toFixed(3)} is above forecast.maxError ${policy.forecast.maxError}`;
+  // Prediction must not make things worse: a forecast that missed by as much as current load
+  // would have (profiles.errors[].currentLoadAbsolute) is no reason to move anything.
+  if (error?.currentLoadAbsolute !== undefined && error.meanAbsolute >= error.currentLoadAbsolute)
+    return `forecast error ${error.meanAbsolute.toFixed(3)} is no lower than current load's ${error.currentLoadAbsolute.toFixed(3)}`;
   const profiled = [...view.servers.values()].some((list) => list.some((s) => profiles.servers[s.id]));
   if (!profiled) return 'no server of the aggregate has a load profile';
   if (view.counted.length < 2) return 'fewer than two hosts to balance';

@@ -16,6 +16,9 @@ export function ForecastSummary(props: { forecast: Aggregate['forecast'] }) {
       ) : (
         <span data-testid="forecast-error" title={`${time(f.error.from)} to ${time(f.error.to)}`}>
           error {pct(f.error.meanAbsolute)} over {f.error.hours} host-hours
+          {f.error.currentLoadAbsolute === undefined
+            ? ''
+            : ` (current load: ${pct(f.error.currentLoadAbsolute)})`}
         </span>
       )}
     </div>
