@@ -2,6 +2,7 @@ import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_PROFILE_SETTINGS } from '../../src/cloud/profiles/settings.js';
 import { loadServiceConfig, parseServiceConfig } from '../../src/config/load.js';
 import { InputError } from '../../src/errors.js';
 import { DEFAULT_POLICY } from '../../src/policy/defaults.js';
@@ -397,7 +398,12 @@ describe('credentials and secrets', () => {
       url: 'amqp://nova@rabbit:5672/nova',
       password: { kind: 'env', variable: 'RABBIT_PASSWORD' },
     });
-    expect(config.prometheus).toEqual({ url: 'http://prom:9090', metricsPolicyFile: null });
+    // Load profiles are recorded by default (prometheus.profiles.enabled: false turns them off).
+    expect(config.prometheus).toEqual({
+      url: 'http://prom:9090',
+      metricsPolicyFile: null,
+      profiles: DEFAULT_PROFILE_SETTINGS,
+    });
     expect(
       await problems({ notifications: { rabbitmqUrl: 'http://rabbit' }, prometheus: { url: 'prom' } }),
     ).toEqual([
