@@ -276,6 +276,12 @@ export const aggregateView = z
             meanAbsolute: z
               .number()
               .describe('mean absolute difference of forecast and measured host utilization, 0..1'),
+            currentLoadAbsolute: z
+              .number()
+              .optional()
+              .describe(
+                'the same for current load (each server held at its load when the profiles were made); the forecast is used only when it did better',
+              ),
             hours: z.number().int().describe('host-hours compared'),
             from: z.string(),
             to: z.string(),

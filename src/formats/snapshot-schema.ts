@@ -97,7 +97,13 @@ const profiles = z.looseObject({
   errors: z
     .record(
       nonEmpty(),
-      z.looseObject({ meanAbsolute: nonNeg(), hours: nonNegInt(), from: isoTime(), to: isoTime() }),
+      z.looseObject({
+        meanAbsolute: nonNeg(),
+        currentLoadAbsolute: nonNeg().optional(),
+        hours: nonNegInt(),
+        from: isoTime(),
+        to: isoTime(),
+      }),
     )
     .optional(),
 });

@@ -132,6 +132,11 @@ export interface LoadProfiles {
 export interface ForecastError {
   /** Mean absolute difference between forecast and measured host utilization (0..1), over hosts and hours. */
   meanAbsolute: number;
+  /**
+   * The same figure for current load: each server's load when the profiles were made, held for
+   * every hour compared. Absent in profiles recorded before it was kept.
+   */
+  currentLoadAbsolute?: number;
   /** Host-hours compared. */
   hours: number;
   from: string;

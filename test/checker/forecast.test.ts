@@ -124,4 +124,33 @@ describe('checking a forecast plan', () => {
     f.fallback = 'the snapshot has no load profiles';
     expect(codes(erring.snap, liar)).toContain('forecast-mismatch');
   });
+
+  it('falls back when the forecast did no better than current load, and checks that claim', () => {
+    const agg = forecasting(base.plan).name;
+    const error = (meanAbsolute: number, currentLoadAbsolute: number) => ({
+      [agg]: { meanAbsolute, currentLoadAbsolute, hours: 10, from: base.snap.takenAt, to: base.snap.takenAt },
+    });
+    // Under maxError, but no better than current load: the plan on the forecast is flagged...
+    const worse = mutate((x) => {
+      x.snap.profiles!.errors = error(0.1, 0.08);
+      forecasting(x.plan).forecast!.error = 0.1;
+    });
+    expect(codes(worse.snap, worse.plan)).toContain('forecast-mismatch');
+    // ...the honest plan falls back, saying why, and checks clean.
+    const honest = planSnapshot(worse.snap, FORECAST_POLICY);
+    const f = honest.aggregates.find((a) => a.name === agg)!.forecast!;
+    expect(f).toMatchObject({
+      load: 'current',
+      fallback: "forecast error 0.100 is no lower than current load's 0.080",
+    });
+    expect(codes(worse.snap, honest)).toEqual([]);
+    // The same claim against a forecast that did better is false.
+    const better = structuredClone(worse.snap);
+    better.profiles!.errors = error(0.05, 0.08);
+    expect(codes(better, honest)).toContain('forecast-mismatch');
+    // A forecast that did better is used.
+    const used = planSnapshot(better, FORECAST_POLICY).aggregates.find((a) => a.name === agg)!;
+    expect(used.forecast!.load).toBe('forecast');
+    expect(codes(better, planSnapshot(better, FORECAST_POLICY))).toEqual([]);
+  });
 });

@@ -2,6 +2,7 @@ import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_PROFILE_SETTINGS } from '../../src/cloud/profiles/settings.js';
 import { loadServiceConfig, parseServiceConfig } from '../../src/config/load.js';
 import { InputError } from '../../src/errors.js';
 import { DEFAULT_POLICY } from '../../src/policy/defaults.js';
@@ -397,18 +398,11 @@ describe('credentials and secrets', () => {
       url: 'amqp://nova@rabbit:5672/nova',
       password: { kind: 'env', variable: 'RABBIT_PASSWORD' },
     });
-    // Load profiles are recorded by default once a Prometheus is named (issue 28), once a day.
+    // Load profiles are recorded by default (prometheus.profiles.enabled: false turns them off).
     expect(config.prometheus).toEqual({
       url: 'http://prom:9090',
       metricsPolicyFile: null,
-      profiles: {
-        historyDays: 14,
-        minSamples: 2,
-        quantile: 0.9,
-        refreshMs: 86_400_000,
-        resolution: 'hour-of-week',
-        timeZone: 'UTC',
-      },
+      profiles: DEFAULT_PROFILE_SETTINGS,
     });
     expect(
       await problems({ notifications: { rabbitmqUrl: 'http://rabbit' }, prometheus: { url: 'prom' } }),

@@ -113,3 +113,46 @@ describe('planning on a forecast', () => {
     expect(planSnapshot(snap, forecastPolicy())).toEqual(planSnapshot(snap, forecastPolicy()));
   });
 });
+
+describe('the forecast beyond spread', () => {
+  /** nightBalanced with h4 disabled: d1 and d2 must leave it, onto h1, h2 or h3. */
+  function maintenance(): Snapshot {
+    const snap = nightBalanced();
+    const h4 = snap.hosts.find((h) => h.name === 'h4')!;
+    h4.service = { ...h4.service, status: 'disabled', disabledReason: 'maintenance' };
+    return snap;
+  }
+
+  it('repair-only sends an evacuation where the forecast peak has room', () => {
+    const snap = maintenance();
+    const policy = forecastPolicy({ mode: 'repair-only' });
+    const plan = planSnapshot(snap, policy);
+    const agg = plan.aggregates[0]!;
+    expect(agg.forecast).toMatchObject({ load: 'forecast' });
+    expect(agg.forecast!.peaks.map((p) => p.label)).toContain('Tue 11:00');
+    expect(agg.moves.map((m) => m.server).sort()).toEqual(['d1', 'd2']);
+    // h1 holds the two servers that peak Tuesday 11:00: nothing is sent there.
+    for (const m of agg.moves) expect(m.to).not.toBe('h1');
+    // On current load h1 looks like any other host and takes one of them.
+    const current = planSnapshot(snap, { ...policy, load: 'current' }).aggregates[0]!;
+    expect(current.moves.map((m) => m.to)).toContain('h1');
+    // Only what the rules demand: a1 and a2 stay together, as repair-only never rebalances.
+    expect(agg.moves.every((m) => m.from === 'h4')).toBe(true);
+    expect(checkPlan(snap, plan, { dimensions: policy.dimensions }).violations).toEqual([]);
+  });
+
+  it('pack plans on the forecast too, and its drains stay on Placement allocation', () => {
+    const snap = maintenance();
+    const policy = forecastPolicy({ mode: 'pack' });
+    const onCurrent = planSnapshot(snap, { ...policy, load: 'current' });
+    const plan = planSnapshot(snap, policy);
+    const agg = plan.aggregates[0]!;
+    expect(agg.forecast).toMatchObject({ load: 'forecast' });
+    // The forecast enters no drain decision: the same hosts are freed with the same moves.
+    expect(agg.hostsFreed).toEqual(onCurrent.aggregates[0]!.hostsFreed);
+    expect(agg.moves.map((m) => [m.server, m.to])).toEqual(
+      onCurrent.aggregates[0]!.moves.map((m) => [m.server, m.to]),
+    );
+    expect(checkPlan(snap, plan, { dimensions: policy.dimensions }).violations).toEqual([]);
+  });
+});

@@ -153,6 +153,10 @@ describe.skipIf(NO_BROWSER !== null)('the dashboard in headless Chromium', () =>
         /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun) \d\d:00/,
       );
       expect(await hotRow.getByTestId('peak-cpu').textContent()).toMatch(/^\d+%$/);
+      // Beside it, the host's current load: the hot host is at or above the hot line now.
+      const now = await hotRow.getByTestId('now-cpu').textContent();
+      expect(now).toMatch(/^\d+%$/);
+      expect(Number.parseInt(now!, 10)).toBeGreaterThanOrEqual(85);
       // Its task worker runs: the Tasks page can request them.
       await page.getByRole('link', { name: 'Tasks', exact: true }).click();
       await expect.poll(() => page.getByTestId('worker-status').textContent()).toContain('worker running');

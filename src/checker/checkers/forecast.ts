@@ -33,6 +33,20 @@ function fallbackProblems(ctx: ReplayContext, a: Forecasting): string[] {
     else if (Math.abs(error - Number(m[1])) > 0.0005 + 1e-9 || error <= f.maxError)
       out.push(`"${why}", but the measured error is ${error} against maxError ${f.maxError}`);
   }
+  const c = why.match(/forecast error (\d+(?:\.\d+)?) is no lower than current load's (\d+(?:\.\d+)?)/);
+  if (c) {
+    const measured = profiles?.errors?.[a.name];
+    if (measured?.currentLoadAbsolute === undefined)
+      out.push(`"${why}", but the snapshot measures no current-load error for ${a.name}`);
+    else if (
+      Math.abs(measured.meanAbsolute - Number(c[1])) > 0.0005 + 1e-9 ||
+      Math.abs(measured.currentLoadAbsolute - Number(c[2])) > 0.0005 + 1e-9 ||
+      measured.meanAbsolute < measured.currentLoadAbsolute
+    )
+      out.push(
+        `"${why}", but the measured errors are ${measured.meanAbsolute} (forecast) and ${measured.currentLoadAbsolute} (current load)`,
+      );
+  }
   if (/no server of the aggregate has a load profile/.test(why) && profiles !== undefined) {
     const profiled = ctx.world
       .hostsIn(a.name)
@@ -41,8 +55,8 @@ function fallbackProblems(ctx: ReplayContext, a: Forecasting): string[] {
   }
   if (/fewer than two hosts/.test(why) && ctx.world.hostsIn(a.name).filter(isCounted).length >= 2)
     out.push(`"${why}", but it has two or more`);
-  if (/plan balances current load only/.test(why) && ctx.plan.mode === 'spread' && !ctx.plan.repairOnly)
-    out.push(`"${why}", but this is a spread plan`);
+  // Spread, pack and repair-only all plan on the forecast (docs/planner.md).
+  if (/plan balances current load only/.test(why)) out.push(`"${why}", but every mode plans on the forecast`);
   return out;
 }
 
@@ -55,6 +69,11 @@ function forecastProblems(ctx: ReplayContext, a: Forecasting): string[] {
   const error = profiles.errors?.[a.name]?.meanAbsolute;
   if (error !== undefined && error > f.maxError)
     out.push(`planned on the forecast with a measured error of ${error}, above maxError ${f.maxError}`);
+  const currentError = profiles.errors?.[a.name]?.currentLoadAbsolute;
+  if (error !== undefined && currentError !== undefined && error >= currentError)
+    out.push(
+      `planned on the forecast with a measured error of ${error}, no lower than current load's ${currentError}`,
+    );
   if (error !== f.error)
     out.push(`error ${f.error ?? 'absent'}, but the snapshot measures ${error ?? 'none'}`);
   const dims = ctx.limits.dimensions;

@@ -2,10 +2,19 @@
 import type { Command } from 'commander';
 import { readSettingsFile } from '../../cloud/config-file.js';
 import { createLogger } from '../../cloud/log.js';
-import { parseMetricsPolicy } from '../../cloud/prometheus/policy.js';
+import { memoryProfileStore } from '../../cloud/profiles/port.js';
+import { ProfileRefresher } from '../../cloud/profiles/refresher.js';
+import type { ProfileSettings } from '../../cloud/profiles/settings.js';
+import {
+  DEFAULT_METRICS_POLICY,
+  type MetricsPolicy,
+  parseMetricsPolicy,
+} from '../../cloud/prometheus/policy.js';
 import { recordSnapshot } from '../../cloud/record.js';
 import { openSession } from '../../cloud/session.js';
-import { parseStoragePolicy } from '../../cloud/storage.js';
+import { parseStoragePolicy, type StoragePolicy } from '../../cloud/storage.js';
+import { sessionSourceFor } from '../../config/credentials.js';
+import { loadServiceConfig } from '../../config/load.js';
 import { checkOutputPath } from '../../formats/output-path.js';
 import { writeSnapshot } from '../../formats/snapshot-file.js';
 import { describeCommand } from '../command-list.js';
@@ -13,6 +22,7 @@ import { parseNumberOption } from '../numbers.js';
 
 interface RecordFlags {
   cloud?: string;
+  config?: string;
   prometheus?: string;
   metrics?: string;
   storage?: string;
@@ -40,6 +50,10 @@ export function register(program: Command): void {
     .command('record')
     .description(describeCommand('record'))
     .option('--cloud <name>', 'cloud in clouds.yaml (default: OS_CLOUD, else the OS_* variables)')
+    .option(
+      '--config <file>',
+      'the service configuration (aicerine.yaml): its reader credential, prometheus (url, metrics policy, profiles) and storage; flags win over it',
+    )
     .option('--prometheus <url>', 'Prometheus to read measured loads from')
     .option(
       '--metrics <file>',
@@ -56,15 +70,25 @@ export function register(program: Command): void {
     .action(async (flags: RecordFlags) => {
       const historyDays = parseNumberOption('--history-days', flags.historyDays, { min: 0 });
       await checkOutputPath(flags.output);
-      const metricsPolicy = flags.metrics
-        ? parseMetricsPolicy(await readSettingsFile(flags.metrics), flags.metrics)
+      const loaded = flags.config ? await loadServiceConfig(flags.config) : undefined;
+      for (const w of loaded?.warnings ?? []) process.stderr.write(`warning: ${w}\n`);
+      const config = loaded?.config;
+      const metricsFile = flags.metrics ?? config?.prometheus?.metricsPolicyFile ?? undefined;
+      const metricsPolicy: MetricsPolicy | undefined = metricsFile
+        ? parseMetricsPolicy(await readSettingsFile(metricsFile), metricsFile)
         : undefined;
-      const storage = flags.storage
+      const storage: StoragePolicy | undefined = flags.storage
         ? parseStoragePolicy(await readSettingsFile(flags.storage), flags.storage)
-        : undefined;
+        : (config?.storage ?? undefined);
+      const prometheusUrl = flags.prometheus ?? config?.prometheus?.url;
       const session = await openSession({
-        ...(flags.cloud ? { load: { cloud: flags.cloud } } : {}),
-        ...(flags.prometheus ? { prometheusUrl: flags.prometheus } : {}),
+        // --cloud wins over the configuration's reader credential.
+        ...(flags.cloud
+          ? { load: { cloud: flags.cloud } }
+          : config
+            ? await sessionSourceFor(config.credentials.reader)
+            : {}),
+        ...(prometheusUrl ? { prometheusUrl } : {}),
         logger: createLogger({ level: flags.verbose ? 'debug' : 'warn' }),
       });
       const result = await recordSnapshot(session, {
@@ -74,6 +98,23 @@ export function register(program: Command): void {
         neutron: flags.neutron ? 'auto' : 'never',
         onProgress: progressBar(process.stderr),
       });
+      // Load profiles as serve attaches them (prometheus.profiles): the same range queries and
+      // reduction, kept in memory for this one record, so the history is read each time and the
+      // profiles carry no forecast error (only a service's daily refreshes measure one).
+      const profileSettings: ProfileSettings | null = config?.prometheus?.profiles ?? null;
+      if (profileSettings && session.prometheus && result.loadTargets) {
+        const refresher = new ProfileRefresher(
+          session.prometheus,
+          memoryProfileStore(),
+          profileSettings,
+          metricsPolicy ?? DEFAULT_METRICS_POLICY,
+        );
+        const round = await refresher.attach(result.snapshot, result.loadTargets);
+        result.warnings.push(...round.warnings);
+        process.stderr.write(
+          `profiles: ${round.servers} servers profiled (${round.calls} range queries, ${profileSettings.historyDays} days)\n`,
+        );
+      }
       await writeSnapshot(flags.output, result.snapshot);
       for (const w of result.warnings) process.stderr.write(`warning: ${w}\n`);
       const s = result.snapshot;

@@ -36,7 +36,9 @@ export async function readServerHistory(
   // fall on the same instants, so a host's hour is the sum of its servers' points there.
   const step = PROFILE_STEP_SECONDS;
   const endSeconds = Math.floor(window.to.getTime() / 1000);
-  const steps = Math.floor((endSeconds - window.from.getTime() / 1000) / step);
+  // Whole seconds at both ends: a window of exactly N days keeps its oldest hour (a fraction of a
+  // second short of N days would drop it, and with it a sample of the current hour's slot).
+  const steps = Math.floor((endSeconds - Math.floor(window.from.getTime() / 1000)) / step);
   const start = new Date((endSeconds - steps * step) * 1000);
   const end = new Date(endSeconds * 1000);
   const answers = await Promise.all(

@@ -71,13 +71,21 @@ interface AggregateView {
   servers: Map<string, Server[]>;
 }
 
+// Every mode plans on the forecast: whatever a plan picks by balance (spread's moves; the
+// destinations of evacuations and hard-group repairs in spread and repair-only, and of repairs
+// in pack) weighs the forecast peaks, and hot-first ordering reads hosts hot at a peak. Pack's
+// drains pick hosts and destinations by Placement allocation (pack.maxFill, best fit), which no
+// load figure enters, current or forecast (docs/planner.md).
 function whyCurrent(name: string, view: AggregateView, snapshot: Snapshot, policy: Policy): string | null {
-  if (policy.mode !== 'spread') return `a ${policy.mode} plan balances current load only`;
   const profiles = snapshot.profiles;
   if (profiles === undefined) return 'the snapshot has no load profiles';
   const error = profiles.errors?.[name];
   if (error !== undefined && error.meanAbsolute > policy.forecast.maxError)
     return `forecast error ${error.meanAbsolute.toFixed(3)} is above forecast.maxError ${policy.forecast.maxError}`;
+  // Prediction must not make things worse: a forecast that missed by as much as current load
+  // would have (profiles.errors[].currentLoadAbsolute) is no reason to move anything.
+  if (error?.currentLoadAbsolute !== undefined && error.meanAbsolute >= error.currentLoadAbsolute)
+    return `forecast error ${error.meanAbsolute.toFixed(3)} is no lower than current load's ${error.currentLoadAbsolute.toFixed(3)}`;
   const profiled = [...view.servers.values()].some((list) => list.some((s) => profiles.servers[s.id]));
   if (!profiled) return 'no server of the aggregate has a load profile';
   if (view.counted.length < 2) return 'fewer than two hosts to balance';

@@ -107,6 +107,9 @@ describe('load profiles from the simulator', () => {
     expect(e.meanAbsolute).toBeGreaterThanOrEqual(0);
     // The shape repeats weekly: a weekly profile of it forecasts the next day almost exactly.
     expect(e.meanAbsolute).toBeLessThan(0.02);
+    // Current load, held from the last refresh through the day, misses the daily swing: the
+    // forecast did better, so a plan may use it.
+    expect(e.currentLoadAbsolute).toBeGreaterThan(e.meanAbsolute + 0.01);
     expect(Date.parse(e.from)).toBeGreaterThan(START);
   });
 });

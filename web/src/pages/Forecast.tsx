@@ -16,6 +16,9 @@ export function ForecastSummary(props: { forecast: Aggregate['forecast'] }) {
       ) : (
         <span data-testid="forecast-error" title={`${time(f.error.from)} to ${time(f.error.to)}`}>
           error {pct(f.error.meanAbsolute)} over {f.error.hours} host-hours
+          {f.error.currentLoadAbsolute === undefined
+            ? ''
+            : ` (current load: ${pct(f.error.currentLoadAbsolute)})`}
         </span>
       )}
     </div>
@@ -45,7 +48,7 @@ export function ForecastPeaks(props: { hosts: HostsPage['items']; aggregate: str
         {rows.map((h) => (
           <tr key={h.name} data-host={h.name}>
             <td>{h.name}</td>
-            <td>{now(h, 'cpu')}</td>
+            <td data-testid="now-cpu">{now(h, 'cpu')}</td>
             <td data-testid="peak-cpu">{pct(h.forecast!.cpu)}</td>
             <td>{now(h, 'memory')}</td>
             <td>{pct(h.forecast!.memory)}</td>
