@@ -11,9 +11,11 @@ export class AggregateSlices {
   private readonly hostsOf = new Map<string, Host[]>();
   /** Per aggregate, the servers on its hosts, in snapshot order (one pass, no sort). */
   private readonly serversIn = new Map<string, Server[]>();
+  /** ... and their places in the snapshot, to merge in group members from elsewhere. */
+  private readonly indexIn = new Map<string, number[]>();
   private readonly groupsOf = new Map<string, ServerGroup[]>();
-  private serverById: Map<string, Server> | undefined;
-  private serverIndex: Map<string, number> | undefined;
+  /** Servers in a group, with their places in the snapshot (only those: groups are few). */
+  private readonly members = new Map<string, { server: Server; index: number }>();
   private readonly aggregatesOfHost = new Map<string, readonly string[]>();
 
   constructor(readonly snapshot: Snapshot) {
@@ -22,9 +24,14 @@ export class AggregateSlices {
       this.aggregatesOfHost.set(h.name, names);
       for (const a of names) push(this.hostsOf, a, h);
     }
-    for (const s of snapshot.servers)
-      for (const a of this.aggregatesOfHost.get(s.host) ?? []) push(this.serversIn, a, s);
     for (const g of snapshot.serverGroups) for (const m of new Set(g.members)) push(this.groupsOf, m, g);
+    for (const [i, s] of snapshot.servers.entries()) {
+      for (const a of this.aggregatesOfHost.get(s.host) ?? []) {
+        push(this.serversIn, a, s);
+        push(this.indexIn, a, i);
+      }
+      if (this.groupsOf.has(s.id)) this.members.set(s.id, { server: s, index: i });
+    }
   }
 
   /** The aggregate's hosts, in snapshot order. */
@@ -48,31 +55,26 @@ export class AggregateSlices {
     }
     // Members of those groups on hosts of other aggregates (rare: most groups live in one).
     const inHere = (s: Server) => this.aggregatesOfHost.get(s.host)?.includes(aggregate) === true;
-    const extra = new Map<string, Server>();
+    const extra = new Map<string, { server: Server; index: number }>();
     const extraHosts = new Set<string>();
-    if (groups.size > 0) {
-      this.serverById ??= new Map(this.snapshot.servers.map((s) => [s.id, s]));
-      for (const g of groups)
-        for (const m of g.members) {
-          const s = this.serverById.get(m);
-          if (s === undefined || extra.has(m) || inHere(s)) continue;
-          extra.set(m, s);
-          extraHosts.add(s.host);
-        }
-    }
+    for (const g of groups)
+      for (const m of g.members) {
+        const e = this.members.get(m);
+        if (e === undefined || extra.has(m) || inHere(e.server)) continue;
+        extra.set(m, e);
+        extraHosts.add(e.server.host);
+      }
     let servers: Server[];
     if (extra.size === 0) servers = [...own];
     else {
       // Snapshot order, so whatever iterates them sees the order the whole snapshot has.
-      this.serverIndex ??= new Map(this.snapshot.servers.map((s, i) => [s.id, i]));
-      const index = this.serverIndex;
-      const others = [...extra.values()].sort((a, b) => index.get(a.id)! - index.get(b.id)!);
+      const index = this.indexIn.get(aggregate) ?? [];
+      const others = [...extra.values()].sort((a, b) => a.index - b.index);
       servers = [];
       let i = 0;
-      for (const s of others) {
-        const at = index.get(s.id)!;
-        while (i < own.length && index.get(own[i]!.id)! < at) servers.push(own[i++]!);
-        servers.push(s);
+      for (const e of others) {
+        while (i < own.length && index[i]! < e.index) servers.push(own[i++]!);
+        servers.push(e.server);
       }
       while (i < own.length) servers.push(own[i++]!);
     }
