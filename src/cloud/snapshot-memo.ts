@@ -38,6 +38,12 @@ export class SnapshotMemo {
   readonly servers = new Map<string, MemoEntry>();
   /** Storage decision per kept server, kept up to date entry by entry. */
   readonly storage = new Map<string, StorageDecision>();
+  /**
+   * The server loads the last build's servers carry, and whether every server of the build was
+   * kept from the one before: then a build given the same loads again has nothing to apply.
+   */
+  loadsApplied: ReadonlyMap<string, unknown> | undefined;
+  allKept = false;
   private context: Context | undefined;
   private order: { ids: string[]; sorted: Uint32Array } | undefined;
   private stamp = 0;
@@ -60,6 +66,7 @@ export class SnapshotMemo {
       this.storage.clear();
     }
     this.context = next;
+    this.allKept = true;
     return ++this.stamp;
   }
 
@@ -85,12 +92,15 @@ export class SnapshotMemo {
     return e !== undefined && e.stamp === stamp ? e : undefined;
   }
 
-  /** Ends a build: servers it did not keep are forgotten. */
-  end(stamp: number): void {
+  /** Ends a build: servers it did not keep are forgotten; returns how many. */
+  end(stamp: number): number {
+    let gone = 0;
     for (const [id, e] of this.servers)
       if (e.stamp !== stamp) {
         this.servers.delete(id);
         this.storage.delete(id);
+        gone++;
       }
+    return gone;
   }
 }
