@@ -6,9 +6,12 @@
 // simulator apart, with the date and the machine's load. `--changes N` boots N servers (spread
 // over the hosts, so over every aggregate) in the simulator before each steady cycle.
 // Run after `npm run build`:
-//   node bench/service.mjs [hosts servers] [--steady N] [--changes N] [--no-prometheus]
+// `--profile DIR` writes a CPU profile of the service's process per steady cycle into DIR
+// (DIR/steady-K.cpuprofile, for Chrome's DevTools or `node bench/profile-top.mjs`).
+//   node bench/service.mjs [hosts servers] [--steady N] [--changes N] [--no-prometheus] [--profile DIR]
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -26,9 +29,10 @@ const steadyAt = argv.indexOf('--steady');
 const steadyCycles = steadyAt >= 0 ? Number(argv[steadyAt + 1]) : 3;
 const changesAt = argv.indexOf('--changes');
 const changes = changesAt >= 0 ? Number(argv[changesAt + 1]) : 0;
-const positional = argv.filter(
-  (a, i) => !a.startsWith('--') && argv[i - 1] !== '--steady' && argv[i - 1] !== '--changes',
-);
+const profileAt = argv.indexOf('--profile');
+const profileDir = profileAt >= 0 ? argv[profileAt + 1] : undefined;
+const valued = new Set(['--steady', '--changes', '--profile']);
+const positional = argv.filter((a, i) => !a.startsWith('--') && !valued.has(argv[i - 1]));
 const hosts = Number(positional[0] ?? 5000);
 const servers = Number(positional[1] ?? 100000);
 const withPrometheus = !argv.includes('--no-prometheus');
@@ -121,7 +125,17 @@ async function makeChanges(n, round) {
 }
 
 const rows = [];
-async function cycle(kind, changed = 0) {
+let inspector;
+if (profileDir !== undefined) {
+  mkdirSync(profileDir, { recursive: true });
+  inspector = new Session();
+  inspector.connect();
+  await inspector.post('Profiler.enable');
+  await inspector.post('Profiler.setSamplingInterval', { interval: 500 });
+}
+
+async function cycle(kind, changed = 0, profileAs = undefined) {
+  if (inspector && profileAs) await inspector.post('Profiler.start');
   const cpu0 = ownCpu();
   const sim0 = simCpu();
   const t = performance.now();
@@ -129,6 +143,10 @@ async function cycle(kind, changed = 0) {
   const seconds = (performance.now() - t) / 1000;
   const cpu = ownCpu() - cpu0;
   const sim = simCpu() - sim0;
+  if (inspector && profileAs) {
+    const { profile } = await inspector.post('Profiler.stop');
+    writeFileSync(join(profileDir, `${profileAs}.cpuprofile`), JSON.stringify(profile));
+  }
   // Stored this cycle: a plan kept because nothing changed is not stored again.
   const planned = r.aggregates.filter((a) => a.planId !== null && a.unchanged !== true).length;
   const unchanged = r.aggregates.filter((a) => a.unchanged === true).length;
@@ -153,7 +171,7 @@ async function cycle(kind, changed = 0) {
 await cycle('first cycle (full read)');
 for (let i = 0; i < steadyCycles; i++) {
   if (changes > 0) await makeChanges(changes, i);
-  await cycle(`steady cycle ${i + 1}`, changes);
+  await cycle(`steady cycle ${i + 1}`, changes, `steady-${i + 1}`);
 }
 await service.stop();
 await store.close();

@@ -36,6 +36,7 @@ import {
   sameSet,
 } from './record-state.js';
 import type { CloudSession } from './session.js';
+import { SnapshotMemo } from './snapshot-memo.js';
 
 export interface IncrementalOptions extends Omit<RecordOptions, 'onProgress'> {
   /** A full read every this many cycles (default 60; the first cycle is always full). */
@@ -149,6 +150,8 @@ export class IncrementalRecorder {
   private running = false;
   /** The last read of the per-server metric series, and the cycles since. */
   private serverMetrics: { metrics: LoadedMetrics; cyclesSince: number } | undefined;
+  /** Servers as built last cycle: one Nova reports unchanged is not built again. */
+  private memo = new SnapshotMemo();
   private readonly opts: IncrementalOptions & typeof DEFAULTS;
 
   constructor(
@@ -181,6 +184,7 @@ export class IncrementalRecorder {
   reset(): void {
     this.state = undefined;
     this.serverMetrics = undefined;
+    this.memo = new SnapshotMemo();
   }
 
   private nowMs(): number {
@@ -259,7 +263,7 @@ export class IncrementalRecorder {
       placement: st.placement,
     };
     const t1 = performance.now();
-    const built = buildSnapshot(this.session, reads, this.opts, [...st.readWarnings]);
+    const built = buildSnapshot(this.session, reads, this.opts, [...st.readWarnings], this.memo);
     const t2 = performance.now();
     const kept = this.serverMetrics;
     const serversDue =

@@ -34,10 +34,15 @@ export function applyServerChanges(servers: Map<string, NovaServer>, changed: No
       continue;
     }
     const before = servers.get(s.id);
-    servers.set(s.id, s);
-    if (!before) out.added.push(s.id);
-    else if (JSON.stringify(before) !== JSON.stringify(s)) out.updated.push(s.id);
-    else out.unchanged++;
+    // A server listed again unchanged (the changes-since overlap) keeps its object: what is
+    // built from it is kept by identity (src/cloud/snapshot-memo.ts).
+    if (!before) {
+      servers.set(s.id, s);
+      out.added.push(s.id);
+    } else if (JSON.stringify(before) !== JSON.stringify(s)) {
+      servers.set(s.id, s);
+      out.updated.push(s.id);
+    } else out.unchanged++;
   }
   return out;
 }

@@ -27,6 +27,7 @@ import type { PlacementInventory, ResourceProvider } from './openstack/placement
 import { type LoadedMetrics, type LoadTargets, loadMetrics, withServerMetrics } from './prometheus/loads.js';
 import { DEFAULT_METRICS_POLICY, type MetricsPolicy } from './prometheus/policy.js';
 import type { CloudSession } from './session.js';
+import { SnapshotMemo } from './snapshot-memo.js';
 import {
   DEFAULT_STORAGE_POLICY,
   decideStorage,
@@ -261,8 +262,10 @@ export async function recordSnapshot(session: CloudSession, opts: RecordOptions 
 /** A snapshot built from what was read, before loads are measured, and what it kept. */
 export interface BuiltSnapshot {
   result: RecordResult;
-  /** The servers the snapshot kept, as read (Prometheus targets). */
-  kept: NovaServer[];
+  /** What loads are measured for: the hosts and the servers the snapshot kept. */
+  targets: LoadTargets;
+  /** The memo it was built with (a fresh one for a one-off record). */
+  memo: SnapshotMemo;
 }
 
 /**
@@ -287,6 +290,7 @@ export function buildSnapshot(
   reads: CloudReads,
   opts: RecordOptions,
   warnings: string[],
+  memo: SnapshotMemo = new SnapshotMemo(),
 ): BuiltSnapshot {
   const now = opts.now ?? (() => new Date());
   const { services, aggregates, hypervisors, groups, migrations, sriov, providers } = reads;
@@ -332,10 +336,11 @@ export function buildSnapshot(
   const hostNames = new Set(hosts.map((h) => h.name));
 
   const servers: Server[] = [];
-  const kept: NovaServer[] = [];
-  const storageOf = new Map<string, StorageDecision>();
+  const targets: LoadTargets = { hosts: hosts.map((h) => h.name), servers: [] };
+  const storagePolicy = opts.storage ?? DEFAULT_STORAGE_POLICY;
+  const stamp = memo.begin(aggregates, sriov, storagePolicy);
   let unplaced = 0;
-  for (const s of [...reads.servers].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))) {
+  for (const s of memo.sorted(reads.servers)) {
     if (!s.host) {
       unplaced++;
       continue;
@@ -344,10 +349,18 @@ export function buildSnapshot(
       warnings.push(`server ${s.id}: on host ${s.host}, which is not recorded; left out`);
       continue;
     }
+    // Nova reports it unchanged and nothing it depends on changed: the same object as before.
+    const known = memo.servers.get(s.id);
+    if (known !== undefined && known.nova === s) {
+      known.stamp = stamp;
+      servers.push(known.server);
+      targets.servers.push(known.target);
+      continue;
+    }
     const storage = decideStorage(
       { imageId: s.imageId, flavorExtraSpecs: s.flavor.extraSpecs },
       aggsOfHost.get(s.host) ?? [],
-      opts.storage ?? DEFAULT_STORAGE_POLICY,
+      storagePolicy,
     );
     const server: Server = {
       id: s.id,
@@ -365,14 +378,17 @@ export function buildSnapshot(
       },
       sharedStorage: storage.shared,
     };
-    storageOf.set(s.id, storage);
     if (sriov) server.sriov = sriov.has(s.id);
     if (Object.keys(s.metadata).length > 0) server.metadata = s.metadata;
+    memo.allKept = false;
+    const target = { id: s.id, instanceName: s.instanceName, host: s.host };
+    memo.servers.set(s.id, { nova: s, server, storage, target, stamp });
+    memo.storage.set(s.id, storage);
     servers.push(server);
-    kept.push(s);
+    targets.servers.push(target);
   }
+  if (memo.end(stamp) > 0) memo.allKept = false;
   if (unplaced) warnings.push(`${unplaced} servers have no host (building, shelved or failed): left out`);
-  const serverIds = new Set(servers.map((s) => s.id));
 
   const serverGroups: ServerGroup[] = [];
   for (const g of [...groups].sort((a, b) => a.id.localeCompare(b.id))) {
@@ -384,7 +400,7 @@ export function buildSnapshot(
       id: g.id,
       name: g.name,
       policy: g.policy,
-      members: g.members.filter((m) => serverIds.has(m)),
+      members: g.members.filter((m) => memo.kept(m, stamp) !== undefined),
     };
     const max = Number(g.rules.max_server_per_host);
     if (g.policy === 'anti-affinity' && Number.isInteger(max) && max > 0)
@@ -393,10 +409,9 @@ export function buildSnapshot(
     serverGroups.push(group);
   }
 
-  const ramOf = new Map(kept.map((s) => [s.id, s.flavor.ramMB]));
   const migrationHistory: MigrationRecord[] = [];
   for (const m of [...migrations].sort((a, b) => a.id - b.id)) {
-    const ram = ramOf.get(m.serverId);
+    const ram = memo.kept(m.serverId, stamp)?.nova.flavor.ramMB;
     if (ram === undefined) continue;
     const rec = toMigrationRecord(m, ram);
     if (rec) migrationHistory.push(rec);
@@ -418,12 +433,13 @@ export function buildSnapshot(
       snapshot,
       warnings,
       metrics: undefined,
-      storage: storageOf,
+      storage: memo.storage,
       aggregates,
       migrations,
       providers: rpOfHost,
     },
-    kept,
+    targets,
+    memo,
   };
 }
 
@@ -444,11 +460,7 @@ export async function addLoads(
   const now = opts.now ?? (() => new Date());
   const { snapshot, warnings } = built.result;
   const { hosts, servers } = snapshot;
-  const kept = built.kept;
-  const targets: LoadTargets = {
-    hosts: hosts.map((h) => h.name),
-    servers: kept.map((s) => ({ id: s.id, instanceName: s.instanceName, host: s.host ?? '' })),
-  };
+  const targets = built.targets;
   built.result.loadTargets = targets;
   const fresh = await loadMetrics(
     session.prometheus,
@@ -462,9 +474,21 @@ export async function addLoads(
     const load = metrics.hostLoads.get(h.name);
     if (load) h.load = load;
   }
-  for (const s of servers) {
+  // A server built in an earlier cycle is shared with that cycle's snapshot: a new load gives a
+  // new object (kept in the memo), never a change in place. Kept series give the same load, and
+  // when every server is the one of the last build, which already carries them, none is looked at.
+  const memo = built.memo;
+  const skip = memo.allKept && memo.loadsApplied === metrics.serverLoads;
+  memo.loadsApplied = metrics.serverLoads;
+  for (let i = 0; !skip && i < servers.length; i++) {
+    const s = servers[i]!;
     const load = metrics.serverLoads.get(s.id);
-    if (load) s.load = load;
+    if (s.load === load) continue;
+    const { load: _old, ...rest } = s;
+    const next: Server = load === undefined ? rest : { ...rest, load };
+    servers[i] = next;
+    const entry = memo.servers.get(s.id);
+    if (entry !== undefined && entry.server === s) entry.server = next;
   }
   for (const p of metrics.health.problems) warnings.push(`metrics: ${p}`);
   built.result.metrics = metrics;

@@ -11,7 +11,12 @@ import type { Snapshot } from '../model/snapshot.js';
 import { planSnapshot } from '../planner/index.js';
 import { type Decision, decide } from './decide.js';
 import { assessEmergencies } from './emergencies.js';
-import { type LoadReference, loadChange, loadTolerance, planningFingerprint } from './fingerprint.js';
+import {
+  fingerprintChange,
+  loadTolerance,
+  type PlanningFingerprint,
+  planningFingerprint,
+} from './fingerprint.js';
 import { measuredBalance, recheckGain } from './gain.js';
 import { assessHealth, type HealthInput, type HealthVerdict } from './health.js';
 import { abortHolds, applyHolds, cooldownHolds, hostHolds, markHeldHosts, type ServerHold } from './holds.js';
@@ -182,8 +187,8 @@ function settlingOf(e: LastExecution): HealthInput['settling'] {
 
 /** What the loop remembers of an aggregate's last plan: enough to know the next cycle's is the same. */
 interface LastPlan {
-  key: string;
-  loads: LoadReference;
+  /** The inputs it was made from (loads as they were then: a slow drift adds up). */
+  inputs: PlanningFingerprint;
   plan: Plan;
   /** The checker's refusal, when it refused the plan (it is not offered again unchanged). */
   refused: string | null;
@@ -374,7 +379,7 @@ export class ControlLoop {
       }
     }
     const policy = { ...s.policy, aggregates: [s.name] };
-    let fingerprint: ReturnType<typeof planningFingerprint> | null = null;
+    let fingerprint: PlanningFingerprint | null = null;
     let reused: LastPlan | null = null;
     if (stored && progress) {
       plan = stored.plan;
@@ -384,11 +389,7 @@ export class ControlLoop {
     } else {
       fingerprint = planningFingerprint(planning, s.name, policy);
       const last = this.lastPlans.get(s.name);
-      if (
-        last !== undefined &&
-        last.key === fingerprint.key &&
-        loadChange(fingerprint.loads, last.loads, loadTolerance(s.policy)) === null
-      )
+      if (last !== undefined && fingerprintChange(fingerprint, last.inputs, loadTolerance(s.policy)) === null)
         reused = last;
       plan = reused !== null ? reused.plan : planSnapshot(planning, policy);
     }
@@ -414,8 +415,7 @@ export class ControlLoop {
       const refused = await this.check(s, planning, plan, aggPlan, now);
       if (refused !== null) {
         this.lastPlans.set(s.name, {
-          key: fingerprint!.key,
-          loads: fingerprint!.loads,
+          inputs: fingerprint!,
           plan,
           refused: refused.why,
           planId: refused.planId,
@@ -579,9 +579,8 @@ export class ControlLoop {
       }
       if (fingerprint !== null)
         this.lastPlans.set(s.name, {
-          key: fingerprint.key,
           // The reference stays that of the plan: loads drifting by small steps still add up.
-          loads: reused !== null ? reused.loads : fingerprint.loads,
+          inputs: reused !== null ? reused.inputs : fingerprint,
           plan,
           refused: null,
           planId,

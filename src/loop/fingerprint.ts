@@ -1,23 +1,31 @@
-// What an aggregate's plan is made from, reduced to something a cycle can compare: a hash of
-// every planning input but the measured loads, and the loads themselves as utilization, compared
-// with a tolerance. A cycle whose inputs match those of the aggregate's last plan does not plan,
-// check or store again (docs/control-loop.md, "Unchanged aggregates").
+// What an aggregate's plan is made from, kept so a later cycle can tell whether anything it
+// plans on changed: the slice's hosts and servers as they were (compared field by field, loads
+// aside), a hash of the small inputs (policy, server groups, load profiles), and the measured
+// loads as utilization, compared with a tolerance. A cycle whose inputs match those of the
+// aggregate's last plan does not plan, check or store again (docs/control-loop.md, "Unchanged
+// aggregates").
+//
+// Why not a hash of everything: hashing each host and server as JSON cost about 70 ms per
+// aggregate of 10,000 servers every cycle, changes or not. The recorder hands back the very
+// same server object while Nova reports no change (src/cloud/snapshot-memo.ts), so comparing
+// with the plan's objects costs a pointer comparison per unchanged server, and a field-by-field
+// comparison only for the objects that are new.
 import { createHash } from 'node:crypto';
-import type { Host, Snapshot } from '../model/snapshot.js';
+import type { Host, Server, Snapshot } from '../model/snapshot.js';
 import type { Policy } from '../policy/types.js';
 
-/** Measured loads as fractions of each host's physical capacity, per policy dimension. */
-export interface LoadReference {
-  /** Host name → utilization per dimension (NaN: no measured load). */
-  hosts: Map<string, Float64Array>;
-  /** Server id → its load over its host's capacity, per dimension (NaN: none measured). */
-  servers: Map<string, Float64Array>;
-}
-
 export interface PlanningFingerprint {
-  /** Hash of the slice without loads, the policy and the load profiles' state. */
+  /** Hash of the policy, the slice's server groups and the load profiles' state. */
   key: string;
-  loads: LoadReference;
+  hosts: readonly Host[];
+  servers: readonly Server[];
+  /**
+   * Measured loads as fractions of each host's physical capacity: hosts first, then servers (a
+   * server's load over its host's capacity), `dims` figures each; NaN where none was measured.
+   * Numbers, not the load objects: a load changed in place is still seen.
+   */
+  loads: Float64Array;
+  dims: number;
 }
 
 function capacity(h: Host | undefined, rc: string): number {
@@ -26,44 +34,48 @@ function capacity(h: Host | undefined, rc: string): number {
   return c > 0 ? c : 1;
 }
 
+function utilization(slice: Snapshot, policy: Policy): Float64Array {
+  const dims = policy.dimensions;
+  const n = dims.length;
+  const out = new Float64Array((slice.hosts.length + slice.servers.length) * n);
+  const byName = new Map<string, Host>();
+  let k = 0;
+  for (const h of slice.hosts) {
+    byName.set(h.name, h);
+    for (const d of dims) {
+      const v = h.load?.[d.load];
+      out[k++] = v === undefined ? Number.NaN : v / capacity(h, d.capacity);
+    }
+  }
+  for (const s of slice.servers) {
+    const host = byName.get(s.host);
+    for (const d of dims) {
+      const v = s.load?.[d.load];
+      out[k++] = v === undefined ? Number.NaN : v / capacity(host, d.capacity);
+    }
+  }
+  return out;
+}
+
 /**
  * The fingerprint of an aggregate's slice (src/loop/slices.ts) as the loop plans it: holds and
- * held hosts are already marked on it, so they count as changes of a server or host.
+ * held hosts are already marked on it, so they count as changes of a server or host. The slice
+ * must not be changed afterwards (the fingerprint keeps its hosts and servers).
  */
 export function planningFingerprint(slice: Snapshot, aggregate: string, policy: Policy): PlanningFingerprint {
   const hash = createHash('sha256');
-  const dims = policy.dimensions;
-  const hosts = new Map<string, Float64Array>();
-  const byName = new Map<string, Host>();
   hash.update(JSON.stringify(policy));
-  for (const h of slice.hosts) {
-    const { load, ...rest } = h;
-    hash.update(JSON.stringify(rest));
-    byName.set(h.name, h);
-    const u = new Float64Array(dims.length);
-    for (const [i, d] of dims.entries()) {
-      const v = load?.[d.load];
-      u[i] = v === undefined ? Number.NaN : v / capacity(h, d.capacity);
-    }
-    hosts.set(h.name, u);
-  }
-  const servers = new Map<string, Float64Array>();
-  for (const s of slice.servers) {
-    const { load, ...rest } = s;
-    hash.update(JSON.stringify(rest));
-    const host = byName.get(s.host);
-    const u = new Float64Array(dims.length);
-    for (const [i, d] of dims.entries()) {
-      const v = load?.[d.load];
-      u[i] = v === undefined ? Number.NaN : v / capacity(host, d.capacity);
-    }
-    servers.set(s.id, u);
-  }
   hash.update(JSON.stringify(slice.serverGroups));
   const p = slice.profiles;
   if (p !== undefined)
     hash.update(JSON.stringify([p.refreshedAt, p.resolution, p.quantile, p.errors?.[aggregate] ?? null]));
-  return { key: hash.digest('base64url'), loads: { hosts, servers } };
+  return {
+    key: hash.digest('base64url'),
+    hosts: slice.hosts,
+    servers: slice.servers,
+    loads: utilization(slice, policy),
+    dims: policy.dimensions.length,
+  };
 }
 
 /**
@@ -78,28 +90,62 @@ export function loadTolerance(policy: Policy): number {
   return weight > 0 ? policy.spread.targetImbalance / (2 * weight) : 0;
 }
 
-/** The first load that moved beyond the tolerance since `ref`, in words; null when none did. */
-export function loadChange(now: LoadReference, ref: LoadReference, tolerance: number): string | null {
-  const differs = (a: Float64Array, b: Float64Array): number => {
-    for (let i = 0; i < a.length; i++) {
-      const x = a[i]!;
-      const y = b[i]!;
-      if (Number.isNaN(x) !== Number.isNaN(y)) return i;
-      if (Math.abs(x - y) > tolerance) return i;
-    }
-    return -1;
-  };
-  for (const [name, u] of now.hosts) {
-    const r = ref.hosts.get(name);
-    if (r === undefined || r.length !== u.length) return `host ${name} is new`;
-    const i = differs(u, r);
-    if (i >= 0) return `host ${name}: load moved beyond the tolerance`;
+/** Whether two objects are equal but for `load`: the same values field by field. */
+function sameButLoad(a: object, b: object): boolean {
+  if (a === b) return true;
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  let n = 0;
+  for (const k in x) {
+    if (k === 'load' || x[k] === undefined) continue;
+    n++;
+    const u = x[k];
+    const v = y[k];
+    if (u === v) continue;
+    if (typeof u !== 'object' || typeof v !== 'object' || u === null || v === null) return false;
+    if (JSON.stringify(u) !== JSON.stringify(v)) return false;
   }
-  for (const [id, u] of now.servers) {
-    const r = ref.servers.get(id);
-    if (r === undefined || r.length !== u.length) return `server ${id} is new`;
-    const i = differs(u, r);
-    if (i >= 0) return `server ${id}: load moved beyond the tolerance`;
+  let m = 0;
+  for (const k in y) if (k !== 'load' && y[k] !== undefined) m++;
+  return n === m;
+}
+
+/**
+ * The first difference between a cycle's planning inputs and those of the last plan, in words;
+ * null when there is none beyond loads within the tolerance.
+ */
+export function fingerprintChange(
+  now: PlanningFingerprint,
+  ref: PlanningFingerprint,
+  tolerance: number,
+): string | null {
+  if (now.key !== ref.key) return 'the policy, a server group or the load profiles changed';
+  if (now.hosts.length !== ref.hosts.length) return 'a host joined or left';
+  if (now.servers.length !== ref.servers.length) return 'a server was added or removed';
+  for (let i = 0; i < now.hosts.length; i++) {
+    const a = now.hosts[i]!;
+    const b = ref.hosts[i]!;
+    if (a.name !== b.name) return `host ${a.name} is new`;
+    if (!sameButLoad(a, b)) return `host ${a.name} changed`;
+  }
+  for (let i = 0; i < now.servers.length; i++) {
+    const a = now.servers[i]!;
+    const b = ref.servers[i]!;
+    if (a.id !== b.id) return `server ${a.id} is new`;
+    if (!sameButLoad(a, b)) return `server ${a.id} changed`;
+  }
+  if (now.dims !== ref.dims) return 'the policy changed';
+  const x = now.loads;
+  const y = ref.loads;
+  for (let k = 0; k < x.length; k++) {
+    const u = x[k]!;
+    const v = y[k]!;
+    if (Number.isNaN(u) !== Number.isNaN(v) || Math.abs(u - v) > tolerance) {
+      const i = Math.floor(k / now.dims);
+      return i < now.hosts.length
+        ? `host ${now.hosts[i]!.name}: load moved beyond the tolerance`
+        : `server ${now.servers[i - now.hosts.length]!.id}: load moved beyond the tolerance`;
+    }
   }
   return null;
 }

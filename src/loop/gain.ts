@@ -2,23 +2,47 @@
 // from: an approved plan waits for an operator (and a running one for its earlier waves), and
 // meanwhile the aggregate moves on. The balance is measured as the independent checker defines
 // it (src/checker/stats.ts), so a plan's stored `before` is never the figure a decision uses.
-import { aggregateOutcome } from '../checker/stats.js';
-import { buildWorld } from '../checker/world.js';
+import { aggregateOutcome, balanceOf, serverLoad } from '../checker/stats.js';
+import { buildWorld, UNASSIGNED } from '../checker/world.js';
 import type { BalanceStats, Move } from '../model/plan.js';
-import type { Snapshot } from '../model/snapshot.js';
+import type { Host, Server, Snapshot } from '../model/snapshot.js';
 import type { DimensionDef } from '../policy/types.js';
 
 /** Moves that trade balance for nothing else: what no longer paying drops. */
 export const isBalancingMove = (m: Move) =>
   m.phase === 'spread' || m.phase === 'pack' || m.softGroup === true;
 
-/** The aggregate's balance on this snapshot (hosts up and enabled, measured loads first). */
+/**
+ * The aggregate's balance on this snapshot (hosts up and enabled, measured loads first): the
+ * checker's `before` (aggregateOutcome), without indexing every server when every host has its
+ * load measured, as it does each cycle for every aggregate.
+ */
 export function measuredBalance(
   snapshot: Snapshot,
   aggregate: string,
   dims: readonly DimensionDef[],
 ): BalanceStats {
-  return aggregateOutcome(buildWorld(snapshot), aggregate, () => undefined, dims).before;
+  const counted = snapshot.hosts.filter(
+    (h) =>
+      (h.aggregates.length > 0 ? h.aggregates.includes(aggregate) : aggregate === UNASSIGNED) &&
+      h.service.state === 'up' &&
+      h.service.status === 'enabled',
+  );
+  let on: Map<string, Server[]> | undefined;
+  const loadOf = (host: Host, dim: DimensionDef): number => {
+    const measured = host.load?.[dim.load];
+    if (measured !== undefined) return measured;
+    if (on === undefined) {
+      on = new Map();
+      for (const s of snapshot.servers) {
+        const list = on.get(s.host);
+        if (list) list.push(s);
+        else on.set(s.host, [s]);
+      }
+    }
+    return (on.get(host.name) ?? []).reduce((sum, s) => sum + serverLoad(s, dim), 0);
+  };
+  return balanceOf(counted, loadOf, dims);
 }
 
 export interface GainCheck {

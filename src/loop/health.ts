@@ -113,8 +113,9 @@ export function assessHealth(
       `stale or missing metrics: ${missingHosts.length} of ${hosts.length} hosts (${pct(missingHosts.length / hosts.length)}, limit ${pct(t.maxMissingLoadFraction)}) have no fresh load, e.g. ${missingHosts.slice(0, 3).join(', ')}`,
     );
   }
-  const serverIds = new Set(servers.map((s) => s.id));
-  const missingServers = problems.serversWithoutLoad.filter((id) => serverIds.has(id));
+  // Usually none is missing: the aggregate's servers are indexed only when some are.
+  const serverIds = problems.serversWithoutLoad.length === 0 ? null : new Set(servers.map((s) => s.id));
+  const missingServers = problems.serversWithoutLoad.filter((id) => serverIds?.has(id) === true);
   if (servers.length > 0 && missingServers.length / servers.length > t.maxMissingLoadFraction) {
     reasons.push(
       `stale or missing metrics: ${missingServers.length} of ${servers.length} servers (${pct(missingServers.length / servers.length)}, limit ${pct(t.maxMissingLoadFraction)}) have no fresh load`,

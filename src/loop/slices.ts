@@ -9,24 +9,29 @@ export const UNASSIGNED = '_unassigned_';
 
 export class AggregateSlices {
   private readonly hostsOf = new Map<string, Host[]>();
-  private readonly serversOn = new Map<string, Server[]>();
+  /** Per aggregate, the servers on its hosts, in snapshot order (one pass, no sort). */
+  private readonly serversIn = new Map<string, Server[]>();
+  /** ... and their places in the snapshot, to merge in group members from elsewhere. */
+  private readonly indexIn = new Map<string, number[]>();
   private readonly groupsOf = new Map<string, ServerGroup[]>();
-  private readonly serverById = new Map<string, Server>();
-  private readonly serverIndex = new Map<string, number>();
-  private readonly hostByName = new Map<string, Host>();
+  /** Servers in a group, with their places in the snapshot (only those: groups are few). */
+  private readonly members = new Map<string, { server: Server; index: number }>();
+  private readonly aggregatesOfHost = new Map<string, readonly string[]>();
 
   constructor(readonly snapshot: Snapshot) {
     for (const h of snapshot.hosts) {
-      this.hostByName.set(h.name, h);
-      const names = h.aggregates.length === 0 ? [UNASSIGNED] : new Set(h.aggregates);
+      const names = h.aggregates.length === 0 ? [UNASSIGNED] : [...new Set(h.aggregates)];
+      this.aggregatesOfHost.set(h.name, names);
       for (const a of names) push(this.hostsOf, a, h);
     }
-    for (const [i, s] of snapshot.servers.entries()) {
-      push(this.serversOn, s.host, s);
-      this.serverById.set(s.id, s);
-      this.serverIndex.set(s.id, i);
-    }
     for (const g of snapshot.serverGroups) for (const m of new Set(g.members)) push(this.groupsOf, m, g);
+    for (const [i, s] of snapshot.servers.entries()) {
+      for (const a of this.aggregatesOfHost.get(s.host) ?? []) {
+        push(this.serversIn, a, s);
+        push(this.indexIn, a, i);
+      }
+      if (this.groupsOf.has(s.id)) this.members.set(s.id, { server: s, index: i });
+    }
   }
 
   /** The aggregate's hosts, in snapshot order. */
@@ -42,27 +47,38 @@ export class AggregateSlices {
    */
   slice(aggregate: string): Snapshot {
     const hosts = this.hosts(aggregate);
-    const hostNames = new Set(hosts.map((h) => h.name));
-    const servers: Server[] = [];
+    const own = this.serversIn.get(aggregate) ?? [];
     const groups = new Set<ServerGroup>();
-    for (const h of hosts)
-      for (const s of this.serversOn.get(h.name) ?? []) {
-        servers.push(s);
-        for (const g of this.groupsOf.get(s.id) ?? []) groups.add(g);
-      }
-    const serverIds = new Set(servers.map((s) => s.id));
+    for (const s of own) {
+      const gs = this.groupsOf.get(s.id);
+      if (gs !== undefined) for (const g of gs) groups.add(g);
+    }
+    // Members of those groups on hosts of other aggregates (rare: most groups live in one).
+    const inHere = (s: Server) => this.aggregatesOfHost.get(s.host)?.includes(aggregate) === true;
+    const extra = new Map<string, { server: Server; index: number }>();
     const extraHosts = new Set<string>();
     for (const g of groups)
       for (const m of g.members) {
-        const s = this.serverById.get(m);
-        if (s === undefined || serverIds.has(m)) continue;
-        serverIds.add(m);
-        servers.push(s);
-        if (!hostNames.has(s.host)) extraHosts.add(s.host);
+        const e = this.members.get(m);
+        if (e === undefined || extra.has(m) || inHere(e.server)) continue;
+        extra.set(m, e);
+        extraHosts.add(e.server.host);
       }
-    // Snapshot order, so whatever iterates them sees the order the whole snapshot has.
-    const index = this.serverIndex;
-    const order = (xs: Server[]) => xs.sort((a, b) => index.get(a.id)! - index.get(b.id)!);
+    let servers: Server[];
+    if (extra.size === 0) servers = [...own];
+    else {
+      // Snapshot order, so whatever iterates them sees the order the whole snapshot has.
+      const index = this.indexIn.get(aggregate) ?? [];
+      const others = [...extra.values()].sort((a, b) => a.index - b.index);
+      servers = [];
+      let i = 0;
+      for (const e of others) {
+        while (i < own.length && index[i]! < e.index) servers.push(own[i++]!);
+        servers.push(e.server);
+      }
+      while (i < own.length) servers.push(own[i++]!);
+    }
+    const hostNames = new Set(hosts.map((h) => h.name));
     const allHosts =
       extraHosts.size === 0
         ? [...hosts]
@@ -71,7 +87,7 @@ export class AggregateSlices {
     return {
       ...rest,
       hosts: allHosts,
-      servers: order(servers),
+      servers,
       serverGroups: this.snapshot.serverGroups.filter((g) => groups.has(g)),
     };
   }

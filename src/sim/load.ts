@@ -90,14 +90,38 @@ export function staticLoadModel(): LoadModel {
   };
 }
 
+/** The hashes a server's generated load is drawn from, and its noise hash of the last hour asked. */
+interface Draws {
+  h: number;
+  peakHour: number;
+  hour: number;
+  noiseHash: number;
+}
+
+// A host's figure sums the loads of its servers, so one Prometheus query of host figures asks
+// for every server's load: hashing each server's id (and building the strings to hash) on every
+// ask made the simulator spend seconds per query at 100,000 servers. The hashes are pure
+// functions of the id (and the hour), so keeping them changes no figure.
+const draws = new Map<string, Draws>();
+
+function drawsOf(id: string): Draws {
+  let d = draws.get(id);
+  if (d === undefined) {
+    // Bounded: a long demo boots and deletes servers; forgetting all is only a recomputation.
+    if (draws.size >= 1_000_000) draws.clear();
+    d = { h: hash32(id), peakHour: 8 + (hash32(`${id}:peak`) % 12), hour: Number.NaN, noiseHash: 0 };
+    draws.set(id, d);
+  }
+  return d;
+}
+
 /**
  * A working week's shape of one server, 0.4..1 (UTC): a bump around the server's own peak hour
  * (08:00..19:00, from its id, so servers peak at different hours) on weekdays, flatter and lower
  * on Saturday and Sunday. Forecasts learn this shape from history (issue 28).
  */
 export function weeklyFactor(id: string, t: number): number {
-  const h = hash32(`${id}:peak`);
-  const peakHour = 8 + (h % 12);
+  const peakHour = drawsOf(id).peakHour;
   const hourOfDay = (((t / 3600) % 24) + 24) % 24;
   let d = Math.abs(hourOfDay - peakHour);
   d = Math.min(d, 24 - d);
@@ -129,13 +153,18 @@ export function dailyLoadModel(base: LoadModel, anchorSeconds?: number): LoadMod
 }
 
 function generatedLoad(subject: LoadSubject, t: number): ServerLoad {
-  const h = hash32(subject.id);
+  const d = drawsOf(subject.id);
+  const h = d.h;
   const u1 = (h & 0xffff) / 0x10000;
   const u2 = ((h >>> 16) & 0xffff) / 0x10000;
   const level = 0.03 + 0.6 * u1 ** 3;
   const day = weeklyFactor(subject.id, t);
   const hour = Math.floor(t / 3600);
-  const noise = (hash32(`${subject.id}:${hour}`) / 0xffffffff - 0.5) * 0.2;
+  if (d.hour !== hour) {
+    d.hour = hour;
+    d.noiseHash = hash32(`${subject.id}:${hour}`);
+  }
+  const noise = (d.noiseHash / 0xffffffff - 0.5) * 0.2;
   const cpuShare = clamp01(level * 1.5 * day * (1 + noise));
   const memShare = clamp01(0.2 + 0.6 * u2 * u1 + 0.05 * day);
   return {

@@ -216,6 +216,34 @@ describe('IncrementalRecorder on the simulator', () => {
     expect(idle.snapshot).toEqual(await fullRecord(w));
   });
 
+  it('hands back the same object for a server Nova reports unchanged, a new one for a changed one', async () => {
+    const w = await world(20, 300);
+    const rec = await recorder(w);
+    const session = await w.session();
+    const first = await rec.cycle();
+    w.cloud.advance(30);
+    const idle = await rec.cycle();
+    expect(idle.full).toBe(false);
+    expect(idle.snapshot.servers.length).toBe(first.snapshot.servers.length);
+    expect(idle.snapshot.servers.every((s, i) => s === first.snapshot.servers[i])).toBe(true);
+
+    const used = new Set<string>();
+    const moved = movable(w.cloud, used);
+    await session.nova.liveMigrate(moved.uuid, destinationFor(w.cloud, moved));
+    w.cloud.advance(600);
+    const after = await rec.cycle();
+    // Server loads are those of the first cycle's read (a slower cadence): compared apart.
+    expect(after.snapshot.servers.find((s) => s.id === moved.uuid)?.host).toBe(
+      w.cloud.serversByUuid.get(moved.uuid)?.host,
+    );
+    const changed = after.snapshot.servers.filter((s, i) => s !== idle.snapshot.servers[i]).map((s) => s.id);
+    expect(changed).toEqual([moved.uuid]);
+    // The earlier snapshot is left as it was: the moved server is still on its old host there.
+    expect(idle.snapshot.servers.find((s) => s.id === moved.uuid)?.host).not.toBe(
+      after.snapshot.servers.find((s) => s.id === moved.uuid)?.host,
+    );
+  });
+
   it('costs the same calls per idle cycle at 20 hosts as at 200', async () => {
     const counts: number[] = [];
     for (const [hosts, servers] of [

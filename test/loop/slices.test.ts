@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { checkPlan } from '../../src/checker/index.js';
-import { loadChange, loadTolerance, planningFingerprint } from '../../src/loop/fingerprint.js';
+import { aggregateOutcome } from '../../src/checker/stats.js';
+import { buildWorld } from '../../src/checker/world.js';
+import { fingerprintChange, loadTolerance, planningFingerprint } from '../../src/loop/fingerprint.js';
+import { measuredBalance } from '../../src/loop/gain.js';
 import { AggregateSlices } from '../../src/loop/slices.js';
 import { planSnapshot } from '../../src/planner/index.js';
 import { DEFAULT_POLICY } from '../../src/policy/defaults.js';
@@ -60,19 +63,24 @@ describe('aggregate slices', () => {
 
 describe('planning fingerprint', () => {
   const policy = { ...DEFAULT_POLICY, aggregates: ['gold'] };
+  const tol = loadTolerance(policy);
   const fp = (s: ReturnType<typeof twoAggregates>) =>
     planningFingerprint(new AggregateSlices(s).slice('gold'), 'gold', policy);
+  const change = (a: ReturnType<typeof twoAggregates>, b: ReturnType<typeof twoAggregates>) =>
+    fingerprintChange(fp(a), fp(b), tol);
 
-  it("ignores loads, and another aggregate's changes", () => {
+  it("ignores loads within the tolerance, and another aggregate's changes", () => {
     const a = twoAggregates();
     const b = twoAggregates();
-    b.hosts[0]!.load = { cpu: 9, memoryMB: 2000 };
+    b.hosts[0]!.load!.memoryMB! += 1;
     b.servers.find((s) => s.id === 'x3')!.flavor.vcpus = 4;
-    expect(fp(b).key).toBe(fp(a).key);
+    expect(change(b, a)).toBeNull();
+    // Equal objects, not the same ones: compared field by field.
+    expect(change(twoAggregates(), a)).toBeNull();
   });
 
   it('changes with a server, a host, a hold, a group or the policy', () => {
-    const base = fp(twoAggregates()).key;
+    const base = twoAggregates();
     const moved = twoAggregates();
     moved.servers.find((s) => s.id === 'g7')!.host = 'a3';
     const disabled = twoAggregates();
@@ -85,30 +93,47 @@ describe('planning fingerprint', () => {
     held.servers[0]!.metadata = { 'aicerine:hold': 'cooldown until ...' };
     const grouped = twoAggregates();
     grouped.serverGroups[0]!.members.push('g3');
-    for (const s of [moved, disabled, held, grouped]) expect(fp(s).key).not.toBe(base);
+    const resized = twoAggregates();
+    resized.servers[1]!.flavor = { ...resized.servers[1]!.flavor, ramMB: 1 };
+    expect(change(moved, base)).toMatch(/server g7/);
+    expect(change(disabled, base)).toMatch(/host a2 changed/);
+    expect(change(held, base)).toMatch(/server g1 changed/);
+    expect(change(grouped, base)).toMatch(/server group/);
+    expect(change(resized, base)).toMatch(/server g2 changed/);
     const other = planningFingerprint(new AggregateSlices(twoAggregates()).slice('gold'), 'gold', {
       ...policy,
       minGain: policy.minGain * 2,
     });
-    expect(other.key).not.toBe(base);
+    expect(fingerprintChange(other, fp(base), tol)).toMatch(/policy/);
   });
 
-  it('sees loads move beyond the tolerance, not within it', () => {
-    const tol = loadTolerance(policy);
+  it('sees loads move beyond the tolerance, not within it, even when changed in place', () => {
     expect(tol).toBeCloseTo(DEFAULT_POLICY.spread.targetImbalance / 2);
-    const ref = fp(twoAggregates()).loads;
-    const near = twoAggregates();
-    near.hosts[0]!.load!.cpu! += 16 * tol * 0.9;
-    near.servers[0]!.load!.cpu! += 16 * tol * 0.9;
-    expect(loadChange(fp(near).loads, ref, tol)).toBeNull();
-    const far = twoAggregates();
-    far.hosts[0]!.load!.cpu! += 16 * tol * 1.1;
-    expect(loadChange(fp(far).loads, ref, tol)).toMatch(/host a1/);
+    const snap = twoAggregates();
+    const ref = fp(snap);
+    snap.hosts[0]!.load!.cpu! += 16 * tol * 0.9;
+    snap.servers[0]!.load!.cpu! += 16 * tol * 0.9;
+    expect(fingerprintChange(fp(snap), ref, tol)).toBeNull();
+    snap.hosts[0]!.load!.cpu! += 16 * tol * 0.2;
+    expect(fingerprintChange(fp(snap), ref, tol)).toMatch(/host a1/);
     const serverFar = twoAggregates();
     serverFar.servers[1]!.load!.cpu! += 16 * tol * 1.1;
-    expect(loadChange(fp(serverFar).loads, ref, tol)).toMatch(/server g2/);
+    expect(change(serverFar, twoAggregates())).toMatch(/server g2/);
     const lost = twoAggregates();
     delete lost.servers[2]!.load;
-    expect(loadChange(fp(lost).loads, ref, tol)).toMatch(/server g3/);
+    expect(change(lost, twoAggregates())).toMatch(/server g3/);
+  });
+});
+
+describe('measured balance', () => {
+  it("is the checker's before, with measured loads or, without, the servers' sum", () => {
+    const snap = twoAggregates();
+    delete snap.hosts[1]!.load;
+    snap.hosts[2]!.service = { ...snap.hosts[2]!.service, status: 'disabled' };
+    for (const name of ['gold', 'silver', '_unassigned_']) {
+      const expected = aggregateOutcome(buildWorld(snap), name, () => undefined, DEFAULT_POLICY.dimensions);
+      expect(measuredBalance(snap, name, DEFAULT_POLICY.dimensions)).toEqual(expected.before);
+    }
+    expect(measuredBalance(snap, 'gold', DEFAULT_POLICY.dimensions).imbalance).toBeGreaterThan(0);
   });
 });
