@@ -132,12 +132,15 @@ const executor = new Executor({
   timeoutFor: () => 3600,
 });
 const wall0 = performance.now();
+const cpu0 = process.cpuUsage();
 const sim0 = clock.now();
 const summary = await executor.start(
   { aggregate: 'agg', planId: null, startedBy: 'bench', moves: planned },
   { deadline: null, shouldStop: () => false },
 );
 const wallS = (performance.now() - wall0) / 1000;
+const cpu = process.cpuUsage(cpu0);
+const cpuS = (cpu.user + cpu.system) / 1e6;
 const simS = (clock.now() - sim0) / 1000;
 const total = session.stats.total + actuator.stats.total;
 const calls = `reader ${session.stats.summary()}; actuator ${actuator.stats.summary()}; ${(total / moves).toFixed(1)} per move`;
@@ -158,6 +161,12 @@ console.log(
 );
 console.log(
   `  wall: ${wallS.toFixed(1)} s, ${((moves / wallS) * 60).toFixed(0)} moves/min; API calls: ${calls}`,
+);
+// The simulator runs in this process: its CPU and the executor's are counted together. At clock
+// xS the bound takes bound/S wall seconds; a run that needs more CPU than that cannot reach it.
+console.log(
+  `  CPU (executor + simulator, one process): ${cpuS.toFixed(1)} s, ${((cpuS * 1000) / moves).toFixed(1)} ms per move; ` +
+    `the bound at x${speed} is ${(bound / speed).toFixed(1)} s of wall`,
 );
 // Where each source's time went: Nova's own time per migration (the API call to the record's
 // end: scheduling, queue, copy) and the executor's gap between one end and the next call.
