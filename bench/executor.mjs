@@ -80,7 +80,28 @@ const snap = {
 };
 
 const cloud = new SimCloud(snap, { clock: new SimClock({ speed }), load: staticLoadModel() });
-const sim = await startSimServer({ cloud, password: 'secret' });
+// Calls by endpoint, as the simulator sees them: ids and query values folded, so each line is
+// one kind of read or action (where the calls per move go).
+const byEndpoint = new Map();
+const endpointOf = (line) => {
+  const [method, target] = line.split(' ');
+  if (!target?.startsWith('/')) return null;
+  const [path, query] = target.split('?');
+  const shape = path
+    .replace(/\/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?=\/|$)/g, '/{id}')
+    .replace(/\/[0-9a-f]{32}(?=\/|$)/g, '/{id}')
+    .replace(/\/\d+(?=\/|$)/g, '/{n}');
+  const keys = query ? [...new URLSearchParams(query).keys()].sort().join('&') : '';
+  return `${method} ${shape}${keys ? `?${keys}` : ''}`;
+};
+const sim = await startSimServer({
+  cloud,
+  password: 'secret',
+  log: (line) => {
+    const e = endpointOf(line);
+    if (e) byEndpoint.set(e, (byEndpoint.get(e) ?? 0) + 1);
+  },
+});
 const config = simAdminConfig(sim.authUrl, 'secret', 'bench executor');
 // Reads with the reader, writes with the actuator: as the service runs.
 const session = await openSession({ config, credential: { kind: 'reader', label: 'reader (bench)' } });
@@ -111,12 +132,15 @@ const executor = new Executor({
   timeoutFor: () => 3600,
 });
 const wall0 = performance.now();
+const cpu0 = process.cpuUsage();
 const sim0 = clock.now();
 const summary = await executor.start(
   { aggregate: 'agg', planId: null, startedBy: 'bench', moves: planned },
   { deadline: null, shouldStop: () => false },
 );
 const wallS = (performance.now() - wall0) / 1000;
+const cpu = process.cpuUsage(cpu0);
+const cpuS = (cpu.user + cpu.system) / 1e6;
 const simS = (clock.now() - sim0) / 1000;
 const total = session.stats.total + actuator.stats.total;
 const calls = `reader ${session.stats.summary()}; actuator ${actuator.stats.summary()}; ${(total / moves).toFixed(1)} per move`;
@@ -138,6 +162,41 @@ console.log(
 console.log(
   `  wall: ${wallS.toFixed(1)} s, ${((moves / wallS) * 60).toFixed(0)} moves/min; API calls: ${calls}`,
 );
+// The simulator runs in this process: its CPU and the executor's are counted together. At clock
+// xS the bound takes bound/S wall seconds; a run that needs more CPU than that cannot reach it.
+console.log(
+  `  CPU (executor + simulator, one process): ${cpuS.toFixed(1)} s, ${((cpuS * 1000) / moves).toFixed(1)} ms per move; ` +
+    `the bound at x${speed} is ${(bound / speed).toFixed(1)} s of wall`,
+);
+// Where each source's time went: Nova's own time per migration (the API call to the record's
+// end: scheduling, queue, copy) and the executor's gap between one end and the next call.
+let gapSum = 0;
+let gaps = 0;
+let novaSum = 0;
+const bySource = new Map();
+for (const m of cloud.migrations) {
+  const list = bySource.get(m.source) ?? [];
+  list.push(m);
+  bySource.set(m.source, list);
+}
+for (const list of bySource.values()) {
+  list.sort((a, b) => a.createdMs - b.createdMs);
+  for (let i = 0; i < list.length; i++) {
+    novaSum += ((list[i].updatedMs ?? list[i].createdMs) - list[i].createdMs) / 1000;
+    if (i === 0) continue;
+    gapSum += (list[i].createdMs - (list[i - 1].updatedMs ?? list[i - 1].createdMs)) / 1000;
+    gaps++;
+  }
+}
+console.log(
+  `  per migration: Nova ${(novaSum / cloud.migrations.length).toFixed(2)} s from the call to the record's end ` +
+    `(planned ${(cloud.migrations.reduce((t, m) => t + m.durationSeconds, 0) / cloud.migrations.length).toFixed(2)} s); ` +
+    `executor gap from one end to the next call on the same source ${(gapSum / Math.max(1, gaps)).toFixed(2)} s`,
+);
+console.log('  calls by endpoint (per move):');
+for (const [e, n] of [...byEndpoint.entries()].sort((a, b) => b[1] - a[1])) {
+  console.log(`    ${String(n).padStart(6)}  ${(n / moves).toFixed(2).padStart(5)}  ${e}`);
+}
 await sim.close();
 await store?.close();
 if (dir) rmSync(dir, { recursive: true, force: true });

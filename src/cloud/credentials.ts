@@ -141,6 +141,14 @@ export const API_CALLS: ApiCall[] = [
     why: 'pre-flight: what a server holds, which its destination must take',
   },
   {
+    service: 'placement',
+    method: 'GET',
+    path: '/resource_providers/*/allocations',
+    policies: ['placement:resource_providers:allocations:list'],
+    for: 'reader',
+    why: "pre-flight: what every server of a source host holds, in one read per host (a server's own allocation is read when it does not match its flavor)",
+  },
+  {
     service: 'compute',
     method: 'POST',
     path: '/servers/*/action',

@@ -301,6 +301,12 @@ export class ExecutionRun {
   }
 
   private launch(step: number, lease: SlotLease, resumed: boolean, hosts: string[]): void {
+    // Given back as soon as Nova's record of the attempt is final (RunBook.freeSlot), else when
+    // the driver ends: the next move on these hosts starts while this one writes its outcome.
+    this.book.holdSlot(step, () => {
+      this.book.deps.slots.release(lease);
+      this.wake();
+    });
     const task = this.driver
       .drive(step, resumed)
       .catch((e: unknown) => {
@@ -308,7 +314,7 @@ export class ExecutionRun {
         this.fatal ??= e;
       })
       .finally(() => {
-        this.book.deps.slots.release(lease);
+        this.book.freeSlot(step);
         void this.hostLocks?.release(hosts);
         this.book.dropComing(step);
         this.tasks.delete(step);

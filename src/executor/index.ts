@@ -4,7 +4,8 @@
 import { randomUUID } from 'node:crypto';
 import { ExecutionRun, type ExecutionSummary, type ExecutorDeps, type RunWindow } from './execution.js';
 import type { ExecutionRecord, PlannedMove } from './journal.js';
-import { newWatch } from './run-book.js';
+import { PlacementReads } from './placement-reads.js';
+import { newEndReads, newWatch } from './run-book.js';
 import { ComputeServiceReads } from './service-reads.js';
 
 export type { ExecutionSummary, ExecutorDeps, RunCounters, RunWindow } from './execution.js';
@@ -74,10 +75,13 @@ export class Executor {
   constructor(deps: ExecutorDeps) {
     // One listing of live migrations and one of services for the whole process: every run and
     // every move shares them.
+    const watch = deps.watch ?? newWatch(deps);
     this.deps = {
       ...deps,
-      watch: deps.watch ?? newWatch(deps),
+      watch,
       services: deps.services ?? new ComputeServiceReads(deps.cloud, deps.clock),
+      placement: deps.placement ?? new PlacementReads(deps.cloud, deps.clock),
+      endReads: deps.endReads ?? newEndReads(deps, watch),
     };
   }
 

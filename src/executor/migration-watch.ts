@@ -123,6 +123,11 @@ export class MigrationWatch {
     this.poke?.();
   }
 
+  /** Listings tried so far, failed ones included: a silence means something only across listings. */
+  listings(): number {
+    return this.counters.polls + this.counters.pollErrors;
+  }
+
   /** Servers followed now. */
   size(): number {
     return this.followed.size;

@@ -89,9 +89,10 @@ export class MoveDriver {
     const release = await this.book.lockDestination(rec.to);
     let pf: Awaited<ReturnType<typeof preflight>>;
     try {
-      pf = await preflight(this.book.deps.cloud, rec, this.book.comingTo(rec.to), (h) =>
-        this.book.services.get(h),
-      );
+      pf = await preflight(this.book.deps.cloud, rec, this.book.comingTo(rec.to), {
+        service: (h) => this.book.services.get(h),
+        placement: this.book.placement,
+      });
       if (pf.ok) this.book.setComing(rec, pf.need);
     } catch (e) {
       this.book.readFailed('pre-flight', rec, e);
@@ -263,6 +264,7 @@ export class MoveDriver {
   private async awaitRecordListed(rec: MoveRecord): Promise<boolean> {
     const { clock, settings } = this.book.deps;
     const issuedAt = rec.issuedAt === null ? clock.now() : Date.parse(rec.issuedAt);
+    const listingsAtStart = this.book.watch.listings();
     const watch = this.book.watch.follow(rec.serverId, {
       expectedSeconds: rec.estimatedSeconds,
       reachBackTo: null,
@@ -287,7 +289,7 @@ export class MoveDriver {
           await this.book.audit('migration-found', rec, `Nova migration ${found.id} is ${found.status}`);
           return true;
         }
-        if (clock.now() - issuedAt >= this.verifyAfterMs(rec)) return false;
+        if (this.quietTooLong(rec, issuedAt, listingsAtStart)) return false;
         await watch.changed(seen, settings.pollSeconds * 1000);
       }
     } finally {
@@ -298,11 +300,17 @@ export class MoveDriver {
   /**
    * Nothing heard about a followed migration for this long: read its server and records
    * directly. A record changes status at most a few times (the fake driver's running record
-   * not at all for the whole copy): silence is only suspect beyond twice the move's estimate.
+   * not at all for the whole copy): silence is only suspect beyond twice the move's estimate,
+   * and only across VERIFY_AFTER_POLLS listings (tried, failed ones too): a process that could
+   * not list for a while (a loaded host, a slow API) has heard nothing because it did not ask.
    */
-  private verifyAfterMs(rec: MoveRecord): number {
+  private quietTooLong(rec: MoveRecord, since: number, listingsAtSince: number): boolean {
     const { pollSeconds } = this.book.deps.settings;
-    return Math.max(pollSeconds * VERIFY_AFTER_POLLS, 2 * rec.estimatedSeconds) * 1000;
+    const quietMs = Math.max(pollSeconds * VERIFY_AFTER_POLLS, 2 * rec.estimatedSeconds) * 1000;
+    return (
+      this.book.deps.clock.now() - since >= quietMs &&
+      this.book.watch.listings() - listingsAtSince >= VERIFY_AFTER_POLLS
+    );
   }
 
   /**
@@ -322,6 +330,7 @@ export class MoveDriver {
     try {
       let seen = -1;
       let quietSince = clock.now();
+      let listingsAtQuiet = this.book.watch.listings();
       for (;;) {
         this.book.checkOwned();
         const abort = this.book.abortReason(rec);
@@ -337,13 +346,15 @@ export class MoveDriver {
         if (watch.version() !== seen) {
           seen = watch.version();
           quietSince = clock.now();
+          listingsAtQuiet = this.book.watch.listings();
         }
         let direct: { server: ServerView | null; migrations: LiveMigrationView[] } | null = null;
-        if (clock.now() - quietSince >= this.verifyAfterMs(rec)) {
+        if (this.quietTooLong(rec, quietSince, listingsAtQuiet)) {
           direct = await this.readServerAndMigrations(rec);
           if (direct) watch.learn(direct.migrations);
           seen = watch.version();
           quietSince = clock.now();
+          listingsAtQuiet = this.book.watch.listings();
         }
         const m = this.currentMigration(rec, direct ? direct.migrations : watch.records());
         if (m) {
@@ -351,11 +362,12 @@ export class MoveDriver {
             rec = await this.book.transition(rec, 'migrating', { state: 'migrating', novaMigrationId: m.id });
           }
           if (m.status !== 'accepted') this.book.dropComing(rec.step);
+          if (isFinalMigration(m.status)) this.book.freeSlot(rec.step);
           // A running record needs no server read; a final one is judged with the server.
           const server = direct
             ? direct.server
             : isFinalMigration(m.status)
-              ? await this.readServer(rec)
+              ? await this.readEndServer(rec, m)
               : undefined;
           if (server !== undefined) {
             const outcome = judge(rec, server, m);
@@ -534,6 +546,8 @@ export class MoveDriver {
       this.book.window.deadline === null ||
       now + wait + rec.estimatedSeconds * 1000 <= this.book.window.deadline;
     this.book.dropComing(rec.step);
+    // Whatever failed, the next pre-flight towards this host reads its inventories again.
+    this.book.placement.forget(rec.to);
     if (policy === 'retry' && attemptsLeft && timeLeft && !this.book.stopRequested()) {
       await this.book.transition(rec, from, {
         state: 'pending',
@@ -580,6 +594,16 @@ export class MoveDriver {
   private async readServer(rec: MoveRecord): Promise<ServerView | null | undefined> {
     try {
       return await this.book.deps.cloud.getServer(rec.serverId);
+    } catch (e) {
+      this.book.readFailed('follow', rec, e);
+      return undefined;
+    }
+  }
+
+  /** The server once its record is final, through the shared end reads; undefined when the read failed. */
+  private async readEndServer(rec: MoveRecord, m: LiveMigrationView): Promise<ServerView | null | undefined> {
+    try {
+      return await this.book.endReads.read(rec.serverId, m.createdAt);
     } catch (e) {
       this.book.readFailed('follow', rec, e);
       return undefined;

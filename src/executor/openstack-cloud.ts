@@ -4,7 +4,13 @@
 // the executor's plain views and failure kinds.
 import type { Actuator } from '../cloud/actuator.js';
 import { CloudError } from '../cloud/errors.js';
-import type { NovaClient, NovaHypervisor, NovaMigration, NovaService } from '../cloud/openstack/nova.js';
+import type {
+  NovaClient,
+  NovaHypervisor,
+  NovaMigration,
+  NovaServer,
+  NovaService,
+} from '../cloud/openstack/nova.js';
 import type { PlacementClient } from '../cloud/openstack/placement.js';
 import {
   ActuatorError,
@@ -37,6 +43,17 @@ function liveMigrationView(m: NovaMigration): LiveMigrationView {
   };
 }
 
+function serverView(s: NovaServer): ServerView {
+  return {
+    id: s.id,
+    status: s.status,
+    taskState: s.taskState,
+    host: s.host,
+    fault: s.fault,
+    flavor: { vcpus: s.flavor.vcpus, ramMB: s.flavor.ramMB },
+  };
+}
+
 function serviceView(svc: NovaService): ComputeServiceView {
   return {
     host: svc.host,
@@ -63,10 +80,14 @@ export function toActuatorError(e: unknown, what: string): ActuatorError {
 
 /** The reads the executor makes: a reader session has them; their writes are not here. */
 export interface ExecutorReads {
-  nova: Pick<NovaClient, 'getServer' | 'listMigrations' | 'listServices' | 'listHypervisors'>;
+  nova: Pick<NovaClient, 'getServer' | 'listServers' | 'listMigrations' | 'listServices' | 'listHypervisors'>;
   placement: Pick<
     PlacementClient,
-    'getInventories' | 'getUsages' | 'getConsumerAllocations' | 'listResourceProviders'
+    | 'getInventories'
+    | 'getUsages'
+    | 'getConsumerAllocations'
+    | 'getProviderAllocations'
+    | 'listResourceProviders'
   >;
 }
 
@@ -89,12 +110,15 @@ export class OpenStackExecutorCloud implements ExecutorCloud {
 
   async getServer(serverId: string): Promise<ServerView | null> {
     try {
-      const s = await this.nova.getServer(serverId);
-      return { id: s.id, status: s.status, taskState: s.taskState, host: s.host, fault: s.fault };
+      return serverView(await this.nova.getServer(serverId));
     } catch (e) {
       if (isNotFound(e)) return null;
       throw e;
     }
+  }
+
+  async listServersChangedSince(sinceMs: number): Promise<ServerView[]> {
+    return (await this.nova.listServers({ changesSince: new Date(sinceMs).toISOString() })).map(serverView);
   }
 
   async listLiveMigrations(serverId: string): Promise<LiveMigrationView[]> {
@@ -138,15 +162,32 @@ export class OpenStackExecutorCloud implements ExecutorCloud {
   async getHostRoom(host: string): Promise<HostRoomView | null> {
     const rp = await this.providerOf(host);
     if (!rp) return null;
-    const [inv, usages] = await Promise.all([
-      this.placement.getInventories(rp),
-      this.placement.getUsages(rp),
-    ]);
+    const [inventories, usages] = await Promise.all([this.inventoriesOf(rp), this.placement.getUsages(rp)]);
+    return { inventories, usages };
+  }
+
+  async getHostInventories(host: string): Promise<HostRoomView['inventories'] | null> {
+    const rp = await this.providerOf(host);
+    return rp ? this.inventoriesOf(rp) : null;
+  }
+
+  async getHostUsages(host: string): Promise<HostRoomView['usages'] | null> {
+    const rp = await this.providerOf(host);
+    return rp ? this.placement.getUsages(rp) : null;
+  }
+
+  async listHostAllocations(host: string): Promise<Map<string, Record<string, number>> | null> {
+    const rp = await this.providerOf(host);
+    return rp ? this.placement.getProviderAllocations(rp) : null;
+  }
+
+  private async inventoriesOf(rp: string): Promise<HostRoomView['inventories']> {
+    const inv = await this.placement.getInventories(rp);
     const inventories: HostRoomView['inventories'] = {};
     for (const [rc, i] of Object.entries(inv.inventories)) {
       inventories[rc] = { total: i.total, reserved: i.reserved, allocationRatio: i.allocationRatio };
     }
-    return { inventories, usages };
+    return inventories;
   }
 
   async getServerAllocation(serverId: string): Promise<Record<string, number>> {

@@ -41,6 +41,11 @@ export interface ServerView {
   host: string | null;
   /** Nova's fault message when the server has one (a server in ERROR). */
   fault: string | null;
+  /**
+   * Its flavor's vCPUs and RAM (Nova 2.47+ embeds them): pre-flight checks a Placement
+   * allocation read earlier against them. Absent when the reader does not know.
+   */
+  flavor?: { vcpus: number; ramMB: number };
 }
 
 /** One live-migration record, from os-migrations. */
@@ -113,6 +118,12 @@ export class ActuatorError extends Error {
 export interface ExecutorCloud {
   /** null when the server no longer exists. */
   getServer(serverId: string): Promise<ServerView | null>;
+  /**
+   * Every server of every project whose updated_at is at or after `sinceMs` (Nova's clock;
+   * `changes-since`), all pages, deleted ones with status DELETED: the servers whose migrations
+   * just ended, in one listing.
+   */
+  listServersChangedSince(sinceMs: number): Promise<ServerView[]>;
   /** Every live-migration record of the server, newest first. */
   listLiveMigrations(serverId: string): Promise<LiveMigrationView[]>;
   /**
@@ -127,6 +138,15 @@ export interface ExecutorCloud {
   listComputeServices(): Promise<ComputeServiceView[]>;
   /** null when the host has no resource provider. */
   getHostRoom(host: string): Promise<HostRoomView | null>;
+  /** The host's Placement inventories; null when the host has no resource provider. */
+  getHostInventories(host: string): Promise<HostRoomView['inventories'] | null>;
+  /** The host's Placement usages now; null when the host has no resource provider. */
+  getHostUsages(host: string): Promise<HostRoomView['usages'] | null>;
+  /**
+   * What each consumer (server, migration record) holds on the host's own resource provider,
+   * by resource class, in one read; null when the host has no resource provider.
+   */
+  listHostAllocations(host: string): Promise<Map<string, Record<string, number>> | null>;
   /** What the server holds in Placement (the amounts a destination must take), by resource class. */
   getServerAllocation(serverId: string): Promise<Record<string, number>>;
   /** os-migrateLive to a named host, `block_migration: auto`, never forced. */

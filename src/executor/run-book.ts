@@ -3,6 +3,7 @@
 // counters, and the helpers that write the journal, the audit log and quarantine.
 import { type Logger, silentLogger } from '../cloud/log.js';
 import type { LockService } from '../coordination/locks.js';
+import { ServerEndReads } from './end-reads.js';
 import type {
   ExecutionJournal,
   ExecutionRecord,
@@ -13,6 +14,7 @@ import type {
 } from './journal.js';
 import { applyTransition } from './memory-journal.js';
 import { MigrationWatch } from './migration-watch.js';
+import { PlacementReads } from './placement-reads.js';
 import type {
   AuditAction,
   AuditSink,
@@ -57,6 +59,10 @@ export interface ExecutorDeps {
   watch?: MigrationWatch;
   /** The process's shared reads of nova-compute services for pre-flight (the Executor makes them). */
   services?: ComputeServiceReads;
+  /** The process's shared Placement reads for pre-flight (the Executor makes them). */
+  placement?: PlacementReads;
+  /** The process's shared server reads at a migration's end (the Executor makes them). */
+  endReads?: ServerEndReads;
 }
 
 export interface RunWindow {
@@ -134,6 +140,11 @@ export function newWatch(deps: ExecutorDeps): MigrationWatch {
   );
 }
 
+/** Ends within half a poll of each other share one listing of servers. */
+export function newEndReads(deps: ExecutorDeps, watch: MigrationWatch): ServerEndReads {
+  return new ServerEndReads(deps.cloud, deps.clock, deps.settings.pollSeconds * 500, () => watch.size());
+}
+
 export class RunBook {
   readonly moves = new Map<number, MoveRecord>();
   readonly nextTryAt = new Map<number, number>();
@@ -150,6 +161,10 @@ export class RunBook {
   readonly log: Logger;
   readonly watch: MigrationWatch;
   readonly services: ComputeServiceReads;
+  readonly placement: PlacementReads;
+  readonly endReads: ServerEndReads;
+  /** Per step: gives the move's concurrency slots back (once), and wakes the run's loop. */
+  private readonly slotHolders = new Map<number, () => void>();
 
   constructor(
     readonly deps: ExecutorDeps,
@@ -159,6 +174,26 @@ export class RunBook {
     this.log = deps.logger ?? silentLogger;
     this.watch = deps.watch ?? newWatch(deps);
     this.services = deps.services ?? new ComputeServiceReads(deps.cloud, deps.clock);
+    this.placement = deps.placement ?? new PlacementReads(deps.cloud, deps.clock);
+    this.endReads = deps.endReads ?? newEndReads(deps, this.watch);
+  }
+
+  /** How the move's slots are given back before its driver ends (ExecutionRun.launch). */
+  holdSlot(step: number, free: () => void): void {
+    this.slotHolders.set(step, free);
+  }
+
+  /**
+   * Nova's record of the move's attempt is final: Nova runs nothing more for it on either host,
+   * so its slots (Nova's max_concurrent_live_migrations, the destination's, the aggregate's and
+   * the global limit count migrations running in Nova) are free now, while the driver still
+   * reads the server and writes the outcome. The next move starts without waiting for those.
+   */
+  freeSlot(step: number): void {
+    const free = this.slotHolders.get(step);
+    if (!free) return;
+    this.slotHolders.delete(step);
+    free();
   }
 
   /** A pause or an operator's abort: nothing new starts. */

@@ -41,6 +41,7 @@ function awkward(
   };
   return {
     getServer: (id) => inner.getServer(id),
+    listServersChangedSince: (t) => inner.listServersChangedSince(t),
     listLiveMigrations: async (id) =>
       (await inner.listLiveMigrations(id)).map(view).filter((m): m is LiveMigrationView => m !== null),
     listLiveMigrationsChangedSince: async (since) => {
@@ -51,6 +52,9 @@ function awkward(
     getComputeService: (h) => inner.getComputeService(h),
     listComputeServices: () => inner.listComputeServices(),
     getHostRoom: (h) => inner.getHostRoom(h),
+    getHostInventories: (h) => inner.getHostInventories(h),
+    getHostUsages: (h) => inner.getHostUsages(h),
+    listHostAllocations: (h) => inner.listHostAllocations(h),
     getServerAllocation: (id) => inner.getServerAllocation(id),
     liveMigrate: async (id, h) => {
       if (opts.refuse?.serverId === id) throw new ActuatorError('refused', opts.refuse.message, 400);

@@ -98,6 +98,7 @@ export function dyingCloud(inner: ExecutorCloud, proc: Proc, point: CrashPoint):
   };
   return {
     getServer: wrap('getServer', (id: string) => inner.getServer(id)),
+    listServersChangedSince: wrap('listServersChangedSince', (t: number) => inner.listServersChangedSince(t)),
     listLiveMigrations: wrap('listLiveMigrations', (id: string) => inner.listLiveMigrations(id)),
     listLiveMigrationsChangedSince: wrap('listLiveMigrationsChangedSince', (since: number) =>
       inner.listLiveMigrationsChangedSince(since),
@@ -105,6 +106,9 @@ export function dyingCloud(inner: ExecutorCloud, proc: Proc, point: CrashPoint):
     getComputeService: wrap('getComputeService', (h: string) => inner.getComputeService(h)),
     listComputeServices: wrap('listComputeServices', () => inner.listComputeServices()),
     getHostRoom: wrap('getHostRoom', (h: string) => inner.getHostRoom(h)),
+    getHostInventories: wrap('getHostInventories', (h: string) => inner.getHostInventories(h)),
+    getHostUsages: wrap('getHostUsages', (h: string) => inner.getHostUsages(h)),
+    listHostAllocations: wrap('listHostAllocations', (h: string) => inner.listHostAllocations(h)),
     getServerAllocation: wrap('getServerAllocation', (id: string) => inner.getServerAllocation(id)),
     liveMigrate: wrap('liveMigrate', (id: string, h: string) => inner.liveMigrate(id, h)),
     abortLiveMigration: wrap('abortLiveMigration', (id: string, m: number) =>

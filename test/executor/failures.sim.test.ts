@@ -112,12 +112,16 @@ describe('abort', () => {
     const slowAbort = {
       ...w.executorCloud,
       getServer: (id: string) => w.executorCloud.getServer(id),
+      listServersChangedSince: (t: number) => w.executorCloud.listServersChangedSince(t),
       listLiveMigrations: (id: string) => w.executorCloud.listLiveMigrations(id),
       listLiveMigrationsChangedSince: (since: number) =>
         w.executorCloud.listLiveMigrationsChangedSince(since),
       getComputeService: (h: string) => w.executorCloud.getComputeService(h),
       listComputeServices: () => w.executorCloud.listComputeServices(),
       getHostRoom: (h: string) => w.executorCloud.getHostRoom(h),
+      getHostInventories: (h: string) => w.executorCloud.getHostInventories(h),
+      getHostUsages: (h: string) => w.executorCloud.getHostUsages(h),
+      listHostAllocations: (h: string) => w.executorCloud.listHostAllocations(h),
       getServerAllocation: (id: string) => w.executorCloud.getServerAllocation(id),
       liveMigrate: (id: string, h: string) => w.executorCloud.liveMigrate(id, h),
       abortLiveMigration: async (id: string, m: number) => {

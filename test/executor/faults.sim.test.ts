@@ -42,11 +42,15 @@ function conflicting(
     cloud: {
       ...inner,
       getServer: (id) => inner.getServer(id),
+      listServersChangedSince: (t) => inner.listServersChangedSince(t),
       listLiveMigrations: (id) => inner.listLiveMigrations(id),
       listLiveMigrationsChangedSince: (since) => inner.listLiveMigrationsChangedSince(since),
       getComputeService: (h) => inner.getComputeService(h),
       listComputeServices: () => inner.listComputeServices(),
       getHostRoom: (h) => inner.getHostRoom(h),
+      getHostInventories: (h) => inner.getHostInventories(h),
+      getHostUsages: (h) => inner.getHostUsages(h),
+      listHostAllocations: (h) => inner.listHostAllocations(h),
       getServerAllocation: (id) => inner.getServerAllocation(id),
       liveMigrate: async (id, h) => {
         maybe('os-migrateLive');

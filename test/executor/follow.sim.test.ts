@@ -50,6 +50,8 @@ function watched(inner: ExecutorCloud, onRunning?: (m: LiveMigrationView) => voi
   let fired = false;
   const cloud: ExecutorCloud = {
     getServer: (id) => counted('getServer', () => inner.getServer(id)),
+    listServersChangedSince: (t) =>
+      counted('listServersChangedSince', () => inner.listServersChangedSince(t)),
     listLiveMigrations: (id) => counted('listLiveMigrations', () => inner.listLiveMigrations(id)),
     listLiveMigrationsChangedSince: async (since) => {
       count('listLiveMigrationsChangedSince');
@@ -65,6 +67,9 @@ function watched(inner: ExecutorCloud, onRunning?: (m: LiveMigrationView) => voi
     getComputeService: (h) => counted('getComputeService', () => inner.getComputeService(h)),
     listComputeServices: () => counted('listComputeServices', () => inner.listComputeServices()),
     getHostRoom: (h) => inner.getHostRoom(h),
+    getHostInventories: (h) => inner.getHostInventories(h),
+    getHostUsages: (h) => inner.getHostUsages(h),
+    listHostAllocations: (h) => inner.listHostAllocations(h),
     getServerAllocation: (id) => inner.getServerAllocation(id),
     liveMigrate: (id, h) => counted('liveMigrate', () => inner.liveMigrate(id, h)),
     abortLiveMigration: (id, m) => counted('abortLiveMigration', () => inner.abortLiveMigration(id, m)),
@@ -115,11 +120,15 @@ describe('following migrations through one listing', () => {
     const w = watched({
       ...inner,
       getServer: (id) => inner.getServer(id),
+      listServersChangedSince: (t) => inner.listServersChangedSince(t),
       listLiveMigrations: (id) => inner.listLiveMigrations(id),
       listLiveMigrationsChangedSince: (s) => inner.listLiveMigrationsChangedSince(s),
       getComputeService: (h) => inner.getComputeService(h),
       listComputeServices: () => inner.listComputeServices(),
       getHostRoom: (h) => inner.getHostRoom(h),
+      getHostInventories: (h) => inner.getHostInventories(h),
+      getHostUsages: (h) => inner.getHostUsages(h),
+      listHostAllocations: (h) => inner.listHostAllocations(h),
       getServerAllocation: (id) => inner.getServerAllocation(id),
       abortLiveMigration: (id, m) => inner.abortLiveMigration(id, m),
       // Pre-flight saw the destination enabled; it is disabled before the conductor checks it.

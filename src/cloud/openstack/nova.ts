@@ -265,6 +265,8 @@ const defaultSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 
 export class NovaClient {
   private version: Version | undefined;
+  /** The negotiation under way: requests sent before it ends share it (one version GET, not one each). */
+  private negotiating: Promise<Version> | null = null;
   private readonly need: Version;
   private readonly want: Version;
   private readonly pageSize: number | undefined;
@@ -287,8 +289,13 @@ export class NovaClient {
   /** Negotiates once; every later request carries the chosen microversion. */
   async negotiate(): Promise<string> {
     if (!this.version) {
-      const where = await this.client.endpoint();
-      this.version = negotiateVersion('Nova', await this.versionRange(), this.need, this.want, where);
+      this.negotiating ??= (async () => {
+        const where = await this.client.endpoint();
+        return negotiateVersion('Nova', await this.versionRange(), this.need, this.want, where);
+      })().finally(() => {
+        this.negotiating = null;
+      });
+      this.version = await this.negotiating;
     }
     return formatVersion(this.version);
   }

@@ -84,6 +84,8 @@ function sameInventory(a: PlacementInventory, b: PlacementInventory): boolean {
 
 export class PlacementClient {
   private version: Version | undefined;
+  /** The negotiation under way: requests sent before it ends share it (one version GET, not one each). */
+  private negotiating: Promise<Version> | null = null;
 
   constructor(
     readonly client: ServiceClient,
@@ -92,14 +94,19 @@ export class PlacementClient {
 
   async negotiate(): Promise<string> {
     if (!this.version) {
-      const res = await this.client.request({ method: 'GET', path: '/', auth: false });
-      this.version = negotiateVersion(
-        'Placement',
-        versionRangeFromDocument(res.body, 1),
-        this.opts.need ?? PLACEMENT_MIN_VERSION,
-        this.opts.want ?? PLACEMENT_WANT_VERSION,
-        await this.client.endpoint(),
-      );
+      this.negotiating ??= (async () => {
+        const res = await this.client.request({ method: 'GET', path: '/', auth: false });
+        return negotiateVersion(
+          'Placement',
+          versionRangeFromDocument(res.body, 1),
+          this.opts.need ?? PLACEMENT_MIN_VERSION,
+          this.opts.want ?? PLACEMENT_WANT_VERSION,
+          await this.client.endpoint(),
+        );
+      })().finally(() => {
+        this.negotiating = null;
+      });
+      this.version = await this.negotiating;
     }
     return formatVersion(this.version);
   }
@@ -139,6 +146,25 @@ export class PlacementClient {
     const out: Record<string, number> = {};
     const raw = body.usages && typeof body.usages === 'object' ? (body.usages as Rec) : {};
     for (const [rc, n] of Object.entries(raw)) if (typeof n === 'number') out[rc] = n;
+    return out;
+  }
+
+  /**
+   * What every consumer holds on one provider (GET /resource_providers/{uuid}/allocations), per
+   * consumer and resource class: one read for every server of a host.
+   */
+  async getProviderAllocations(rpUuid: string): Promise<Map<string, Record<string, number>>> {
+    const body = await this.get(`/resource_providers/${encodeURIComponent(rpUuid)}/allocations`);
+    const out = new Map<string, Record<string, number>>();
+    const raw = body.allocations && typeof body.allocations === 'object' ? (body.allocations as Rec) : {};
+    for (const [consumer, entry] of Object.entries(raw)) {
+      const resources = entry && typeof entry === 'object' ? (entry as Rec).resources : undefined;
+      const amounts: Record<string, number> = {};
+      if (resources && typeof resources === 'object') {
+        for (const [rc, n] of Object.entries(resources as Rec)) if (typeof n === 'number') amounts[rc] = n;
+      }
+      out.set(consumer, amounts);
+    }
     return out;
   }
 
