@@ -1,7 +1,9 @@
 // The quality table of `npm run bench`: imbalance after k moves (k = 10, 50, 200) for the
 // product and for the plain best-improvement greedy of bench/greedy.mjs (the yardstick), with
-// planning times and the product's lower bound for k moves. Objective: balance per migration,
-// so the policy is the default with minGain 0, no migration cost and target 0.
+// planning times and the product's lower bound for k moves, beside the same greedy held to the
+// one-way rule (the fair yardstick for plans an operator approves); then what each run pays
+// (memory copied, predicted seconds) to reach levels of imbalance. Objective: balance per
+// migration, so the policy is the default with minGain 0, no migration cost and target 0.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { checkPlan } from '../dist/checker/index.js';
