@@ -5,22 +5,41 @@
 // Placement capacity (VCPU, MEMORY_MB, DISK_GB), hard server groups, a server moves at most once.
 // Returns the imbalance (mean over aggregates, as the bench prints it) after every move.
 // `mandatory`: the product's evacuations and hard-group repairs, applied first and counted.
+// `oneWay`: the product's one-way rule (constraints/one-way.ts) for the greedy's own moves: a
+// host that received sends nothing, one that sent receives nothing (the mandatory moves count,
+// as in the product). The plain greedy sends load back and forth; this one is the fair
+// yardstick for plans an operator approves.
 import { groupViolationDelta } from '../dist/planner/constraints/hard-groups.js';
 import { ClusterState } from '../dist/planner/state.js';
 
-export function plainGreedy(snapshot, policy, maxMoves, mandatory = []) {
+export function plainGreedy(snapshot, policy, maxMoves, mandatory = [], options = {}) {
+  return greedyRun(snapshot, policy, maxMoves, mandatory, options).curve;
+}
+
+/**
+ * As plainGreedy, with what each prefix of the plan costs: `gib[k]` the memory copied (RAM GiB)
+ * and `seconds[k]` the predicted migration seconds (the cost model's) of its first k moves.
+ */
+export function greedyRun(snapshot, policy, maxMoves, mandatory = [], { oneWay = false } = {}) {
   const state = new ClusterState(snapshot, policy);
   const D = state.D;
   const floor = Math.max(policy.minGain, 1e-9);
   const sums = new Float64Array(2 * D);
   const curve = [meanImbalance(state)];
   const moved = new Uint8Array(state.servers.length);
+  const gib = [0];
+  const seconds = [0];
+  const paid = (s) => {
+    gib.push(gib[gib.length - 1] + state.servers[s].ramMB / 1024);
+    seconds.push(seconds[seconds.length - 1] + state.servers[s].estSeconds);
+  };
   // Evacuations and hard server-group repairs are not the greedy's to choose: both start with them.
   for (const m of mandatory.slice(0, maxMoves)) {
     const s = state.serverById.get(m.server);
     state.apply(s, state.hostByName.get(m.to));
     moved[s] = 1;
     curve.push(meanImbalance(state));
+    paid(s);
   }
   for (let step = curve.length - 1; step < maxMoves; step++) {
     let best = null;
@@ -30,6 +49,7 @@ export function plainGreedy(snapshot, policy, maxMoves, mandatory = []) {
       const current = state.imbalance(agg.index);
       if (current <= policy.spread.targetImbalance) continue;
       for (const from of agg.hosts) {
+        if (oneWay && state.received[from] > 0) continue;
         for (const s of state.on[from]) {
           const sv = state.servers[s];
           if (sv.immovable !== null || moved[s]) continue;
@@ -38,6 +58,7 @@ export function plainGreedy(snapshot, policy, maxMoves, mandatory = []) {
           state.sumsWithoutServer(s, sums);
           for (const to of agg.counted) {
             if (to === from || state.hosts[to].az !== state.hosts[from].az) continue;
+            if (oneWay && state.sent[to] > 0) continue;
             let fits = true;
             for (let r = 0; r < 3; r++) if (sv.alloc[r] > state.free(to, r) + 1e-9) fits = false;
             if (!fits) continue;
@@ -58,11 +79,12 @@ export function plainGreedy(snapshot, policy, maxMoves, mandatory = []) {
     state.apply(best.s, best.to);
     moved[best.s] = 1;
     curve.push(meanImbalance(state));
+    paid(best.s);
   }
-  return curve;
+  return { curve, gib, seconds };
 }
 
-function meanImbalance(state) {
+export function meanImbalance(state) {
   let sum = 0;
   let n = 0;
   for (const a of state.aggregates) {

@@ -1,18 +1,21 @@
 // The quality table of `npm run bench`: imbalance after k moves (k = 10, 50, 200) for the
 // product and for the plain best-improvement greedy of bench/greedy.mjs (the yardstick), with
-// planning times and the product's lower bound for k moves. Objective: balance per migration,
-// so the policy is the default with minGain 0, no migration cost and target 0.
+// planning times and the product's lower bound for k moves, beside the same greedy held to the
+// one-way rule (the fair yardstick for plans an operator approves); then what each run pays
+// (memory copied, predicted seconds) to reach levels of imbalance. Objective: balance per
+// migration, so the policy is the default with minGain 0, no migration cost and target 0.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { checkPlan } from '../dist/checker/index.js';
 import { planSnapshot } from '../dist/planner/index.js';
+import { ClusterState } from '../dist/planner/state.js';
 import { DEFAULT_POLICY } from '../dist/policy/defaults.js';
 import { thresholdOfLevel } from '../dist/policy/threshold.js';
 import { importBitbrains } from '../dist/snapshot/import-bitbrains.js';
 import { importVmr2l } from '../dist/snapshot/import-vmr2l.js';
 import { synthesizeSnapshot } from '../dist/snapshot/synth.js';
 import { findBitbrainsHourly, loadBitbrains } from '../dist/traces/bitbrains.js';
-import { plainGreedy } from './greedy.mjs';
+import { greedyRun, meanImbalance } from './greedy.mjs';
 import { plainPackGreedy } from './pack-greedy.mjs';
 
 const KS = [10, 50, 200];
@@ -142,8 +145,9 @@ export async function qualityTable(root, only) {
     '\nquality: imbalance after k moves (mean over aggregates); product | greedy yardstick | lower bound for k moves',
   );
   console.log(
-    'case | hosts | servers | start | k | product | greedy | product vs greedy | bound | product ms (cpu) | greedy ms (cpu, 200 steps) | checker',
+    'case | hosts | servers | start | k | product | greedy | product vs greedy | one-way greedy | product vs one-way greedy | bound | product ms (cpu) | greedy ms (cpu, 200 steps) | checker',
   );
+  const costRows = [];
   for (const c of await qualityCases(root)) {
     if (only && !c.name.includes(only)) continue;
     const snapshot = c.make();
@@ -153,8 +157,10 @@ export async function qualityTable(root, only) {
     }
     const full = planSnapshot(snapshot, qualityPolicy(200));
     const mandatory = mandatoryMoves(full);
-    const greedy = timed(() => plainGreedy(snapshot, qualityPolicy(200), 200, mandatory));
-    const curve = greedy.value;
+    const greedy = timed(() => greedyRun(snapshot, qualityPolicy(200), 200, mandatory));
+    const curve = greedy.value.curve;
+    const oneWay = greedyRun(snapshot, qualityPolicy(200), 200, mandatory, { oneWay: true });
+    const owCurve = oneWay.curve;
     const start = full.aggregates.filter((a) => Object.keys(a.before.dimensions).length > 0);
     const startImb = start.reduce((s, a) => s + a.before.imbalance, 0) / Math.max(1, start.length);
     const product = new Map();
@@ -180,13 +186,15 @@ export async function qualityTable(root, only) {
       const check = checkPlan(snapshot, plan, { dimensions: policy.dimensions, maxMoves: k });
       const p = meanAfter(plan);
       const g = curve[Math.min(k, curve.length - 1)];
+      const ow = owCurve[Math.min(k, owCurve.length - 1)];
       product.set(k, p);
-      const vs = g > 0 ? `${(((p - g) / g) * 100).toFixed(1)}%` : '-';
+      const pct = (x) => (x > 0 ? `${(((p - x) / x) * 100).toFixed(1)}%` : '-');
       console.log(
-        `${c.name} | ${snapshot.hosts.length} | ${snapshot.servers.length} | ${startImb.toFixed(4)} | ${k} | ${p.toFixed(4)} (${plan.stats.moves} moves) | ${g.toFixed(4)} (${Math.min(k, curve.length - 1)} moves) | ${vs} | ${meanBound(plan).toFixed(4)} | ${runs[1].toFixed(0)} (${cpu[1].toFixed(0)}) | ${greedy.ms.toFixed(0)} (${greedy.cpu.toFixed(0)}) | ${check.ok ? 'ok' : `${check.violations.length} violations`}`,
+        `${c.name} | ${snapshot.hosts.length} | ${snapshot.servers.length} | ${startImb.toFixed(4)} | ${k} | ${p.toFixed(4)} (${plan.stats.moves} moves) | ${g.toFixed(4)} (${Math.min(k, curve.length - 1)} moves) | ${pct(g)} | ${ow.toFixed(4)} (${Math.min(k, owCurve.length - 1)} moves) | ${pct(ow)} | ${meanBound(plan).toFixed(4)} | ${runs[1].toFixed(0)} (${cpu[1].toFixed(0)}) | ${greedy.ms.toFixed(0)} (${greedy.cpu.toFixed(0)}) | ${check.ok ? 'ok' : `${check.violations.length} violations`}`,
       );
-      rows.push({ case: c.name, k, product: p, greedy: g });
+      rows.push({ case: c.name, k, product: p, greedy: g, oneWayGreedy: ow });
     }
+    costRows.push(...costToLevels(c.name, snapshot, full, startImb, greedy.value, oneWay));
     // Fewest moves with which the product reaches the greedy's 200-move imbalance.
     const target = curve[Math.min(200, curve.length - 1)];
     const greedyMoves = Math.min(200, curve.length - 1);
@@ -213,5 +221,70 @@ export async function qualityTable(root, only) {
       );
     }
   }
+  printCostTable(costRows);
   return rows;
+}
+
+/** Levels of imbalance: these shares of the way from the start to the greedy's 200-move imbalance. */
+const LEVEL_SHARES = [0.25, 0.5, 0.75, 1];
+
+/**
+ * The product's plan replayed in step order (waves in turn, aggregates in turn within a wave):
+ * the imbalance after each move, as the greedy's curve, and what each prefix costs.
+ */
+export function productRun(snapshot, policy, plan) {
+  const state = new ClusterState(snapshot, policy);
+  const steps = plan.aggregates
+    .flatMap((a, i) => a.moves.map((m) => ({ m, i })))
+    .sort((x, y) => x.m.wave - y.m.wave || x.i - y.i || x.m.step - y.m.step);
+  const curve = [meanImbalance(state)];
+  const gib = [0];
+  const seconds = [0];
+  for (const { m } of steps) {
+    const s = state.serverById.get(m.server);
+    state.apply(s, state.hostByName.get(m.to));
+    curve.push(meanImbalance(state));
+    gib.push(gib[gib.length - 1] + state.servers[s].ramMB / 1024);
+    seconds.push(seconds[seconds.length - 1] + state.servers[s].estSeconds);
+  }
+  return { curve, gib, seconds };
+}
+
+/** First prefix of a run at or below the level: moves, memory and seconds; null when never. */
+function reach(run, level) {
+  const k = run.curve.findIndex((x) => x <= level + 1e-9);
+  return k < 0 ? null : { k, gib: run.gib[k], seconds: run.seconds[k] };
+}
+
+function costToLevels(name, snapshot, plan, start, greedy, oneWay) {
+  const product = productRun(snapshot, qualityPolicy(200), plan);
+  const end = greedy.curve[greedy.curve.length - 1];
+  return LEVEL_SHARES.map((share) => {
+    const level = start - share * (start - end);
+    return {
+      case: name,
+      share,
+      level,
+      product: reach(product, level),
+      greedy: reach(greedy, level),
+      oneWay: reach(oneWay, level),
+    };
+  });
+}
+
+function printCostTable(rows) {
+  console.log(
+    "\nbalance per cost: memory moved (GiB RAM) and predicted migration seconds to reach each level, the share of the way from the start to the greedy's 200-move imbalance; product (its 200-move plan in step order) | greedy | one-way greedy",
+  );
+  console.log(
+    'case | share | level | product GiB (s, moves) | greedy GiB (s, moves) | one-way greedy GiB (s, moves) | product / greedy GiB | product / one-way GiB',
+  );
+  const cell = (r) =>
+    r === null ? 'not reached' : `${r.gib.toFixed(0)} (${r.seconds.toFixed(0)} s, ${r.k})`;
+  const ratio = (p, g) => (p === null || g === null || g.gib === 0 ? '-' : (p.gib / g.gib).toFixed(2));
+  for (const r of rows) {
+    console.log(
+      `${r.case} | ${(r.share * 100).toFixed(0)}% | ${r.level.toFixed(4)} | ${cell(r.product)} | ${cell(r.greedy)} | ${cell(r.oneWay)} | ${ratio(r.product, r.greedy)} | ${ratio(r.product, r.oneWay)}`,
+    );
+  }
 }
