@@ -5,7 +5,10 @@
 // - a process killed while aborting: the next one finishes the abort and the execution ends
 //   aborted, nothing else issued;
 // - an assisted plan approved after its hosts changed: each approved move starts on the fresh
-//   figures or is dropped with a reason.
+//   figures or is dropped with a reason;
+// - a plan right after an execution, with host loads from the lab's Prometheus (textfile exporter,
+//   samples stamped when "measured"): the gate waits (settling) until every host of its migrations
+//   has a sample newer than their end, and no plan is offered for approval before.
 // Everything created has the prefix `abort-`. Uses compute1..compute4.
 
 import { randomBytes } from 'node:crypto';
@@ -16,7 +19,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Actuator } from '../../src/cloud/actuator.js';
 import { silentLogger } from '../../src/cloud/log.js';
 import type { NovaMigration } from '../../src/cloud/openstack/nova.js';
-import type { CloudSession } from '../../src/cloud/session.js';
+import { PrometheusClient } from '../../src/cloud/prometheus/client.js';
+import { parseMetricsPolicy } from '../../src/cloud/prometheus/policy.js';
+import { type CloudSession, openSession } from '../../src/cloud/session.js';
 import { parseServiceConfig } from '../../src/config/load.js';
 import type { ExecutionSummary } from '../../src/executor/index.js';
 import { Executor } from '../../src/executor/index.js';
@@ -35,6 +40,7 @@ import {
   labEnv,
   setControl,
   waitFor,
+  writeMetrics,
 } from './lab.js';
 
 const PREFIX = 'abort-';
@@ -46,7 +52,12 @@ let admin: CloudSession;
 let dir: string;
 const opened: { store: Store; service: AicerineService }[] = [];
 
-async function service(aggregate: string, over: Record<string, unknown>, storeFile = `${aggregate}.db`) {
+async function service(
+  aggregate: string,
+  over: Record<string, unknown>,
+  storeFile = `${aggregate}.db`,
+  metrics?: { reader: CloudSession; policy: ReturnType<typeof parseMetricsPolicy> },
+) {
   const { config } = await parseServiceConfig(
     {
       openstack: { reader: { cloud: 'unused' }, actuator: { cloud: 'unused' } },
@@ -67,10 +78,12 @@ async function service(aggregate: string, over: Record<string, unknown>, storeFi
   const svc = new AicerineService({
     config,
     store,
-    reader: admin,
+    reader: metrics?.reader ?? admin,
     actuator: await Actuator.open({ config: admin.config, credential: { label: 'actuator (lab test)' } }),
     clock: systemClock,
     logger: silentLogger,
+    profiles: null,
+    ...(metrics ? { recorder: { metricsPolicy: metrics.policy } } : {}),
   });
   opened.push({ store, service: svc });
   return { store, service: svc };
@@ -110,8 +123,11 @@ beforeAll(async () => {
   await cleanupLab(admin, PREFIX);
 });
 
+const metricFiles: string[] = [];
+
 afterEach(async () => {
   await setControl('live_migration_seconds', undefined);
+  for (const f of metricFiles.splice(0)) await writeMetrics(f, undefined);
   for (const o of opened.splice(0)) {
     await o.service.stop();
     await o.store.close();
@@ -288,6 +304,96 @@ describe('acting on the lab', () => {
       );
     }
     if (started.size === 0) expect(a.summary).toMatch(new RegExp(`imbalance ${a.imbalance}`));
+    await svc.executor.idle();
+  }, 300_000);
+
+  it('a plan right after an execution waits for host samples newer than its migrations', async () => {
+    const { aggregate, servers } = await imbalanced(5);
+    const m = aggregate.replace(/-/g, '_');
+    const file = `${aggregate}.prom`;
+    metricFiles.push(file);
+    // Host loads as an exporter that measures them would give: from where the servers are, each
+    // sample stamped with the time it was taken (explicit timestamps, which Prometheus keeps).
+    const publish = async () => {
+      const at = Date.now();
+      const on = new Map(HOSTS.map((h) => [h, 0]));
+      for (const v of servers) {
+        const h = (await admin.nova.getServer(v.id)).host;
+        if (h !== null) on.set(h, (on.get(h) ?? 0) + 1);
+      }
+      const lines = [...on].flatMap(([h, n]) => [
+        `${m}_host_cores{host="${h}"} ${0.5 * n} ${at}`,
+        `${m}_host_mb{host="${h}"} ${1024 * n} ${at}`,
+      ]);
+      await writeMetrics(file, `${lines.join('\n')}\n`);
+      return at;
+    };
+    const prom = new PrometheusClient(labEnv('OSLAB_PROMETHEUS_URL'), admin.http);
+    const scraped = (at: number) =>
+      waitFor('the lab Prometheus to hold the new samples', async () => {
+        const r = await prom.query(`timestamp(${m}_host_cores)`);
+        return r.samples.length === HOSTS.length && r.samples.every((x) => Math.round(x.value * 1000) >= at)
+          ? true
+          : undefined;
+      });
+    await scraped(await publish());
+    const reader = await openSession({
+      load: { env: { ...process.env, OS_CLOUD: '' } },
+      prometheusUrl: labEnv('OSLAB_PROMETHEUS_URL'),
+    });
+    const policy = parseMetricsPolicy({
+      maxAgeSeconds: 600,
+      rules: [
+        { dimension: 'cpu', scope: 'host', query: `${m}_host_cores`, label: 'host', labelKind: 'host' },
+        { dimension: 'memoryMB', scope: 'host', query: `${m}_host_mb`, label: 'host', labelKind: 'host' },
+      ],
+    });
+    const { store, service: svc } = await service(
+      aggregate,
+      { mode: 'assisted', dataHealth: { maxMetricAge: '10m' } },
+      `${aggregate}.db`,
+      { reader, policy },
+    );
+    const find = (r: Awaited<ReturnType<typeof svc.runCycle>>) =>
+      r.aggregates.find((x) => x.aggregate === aggregate)!;
+
+    const first = find(await svc.runCycle());
+    expect(first.verdict?.verdict, first.verdict?.reasons.join('; ')).toBe('ok');
+    expect(first.planId, first.summary).not.toBeNull();
+    await store.plans.decide(first.planId!, {
+      steps: 'all',
+      decision: 'approved',
+      by: 'operator:lab',
+      at: new Date().toISOString(),
+    });
+    const second = find(await svc.runCycle());
+    expect(second.started, second.summary).toBeGreaterThan(0);
+    await svc.executor.idle();
+    const execution = (await store.executions.list({ aggregate })).items[0]!;
+    expect(execution.state).toBe('finished');
+    const ended = Date.parse(execution.endedAt!);
+
+    // Right after it: the samples still show the placement before it.
+    const third = find(await svc.runCycle());
+    expect(third.verdict?.verdict).toBe('blocked');
+    expect(third.verdict?.reasons.join('; ')).toMatch(
+      new RegExp(`^settling: metrics predate execution ${execution.id}'s migrations`),
+    );
+    const offered = async () =>
+      (await store.plans.list({ aggregate, statuses: ['proposed'] })).items.filter(
+        (p) => p.id !== first.planId,
+      );
+    expect(await offered()).toEqual([]);
+
+    // Once the exporter has measured the new placement, the gate opens; a plan offered now is
+    // made on those samples.
+    const measured = await publish();
+    expect(measured).toBeGreaterThan(ended);
+    await scraped(measured);
+    const fourth = find(await svc.runCycle());
+    expect(fourth.verdict?.verdict, fourth.verdict?.reasons.join('; ')).toBe('ok');
+    expect(fourth.imbalance!).toBeLessThan(first.imbalance!);
+    for (const p of await offered()) expect(Date.parse(p.createdAt)).toBeGreaterThan(measured);
     await svc.executor.idle();
   }, 300_000);
 });
