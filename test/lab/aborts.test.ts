@@ -50,6 +50,8 @@ const always = ['Mon-Sun 00:00 - 24:00 UTC'];
 
 let admin: CloudSession;
 let dir: string;
+/** Metric files published in the lab exporter's directory, removed after each test. */
+const metricFiles: string[] = [];
 const opened: { store: Store; service: AicerineService }[] = [];
 
 async function service(
@@ -101,6 +103,52 @@ async function imbalanced(n: number) {
   return { aggregate, servers };
 }
 
+/**
+ * Host loads of the aggregate through the lab's Prometheus (its textfile exporter), as an exporter
+ * that measures them would give: from where the servers are, each sample stamped with the time it
+ * was taken (explicit timestamps, which Prometheus keeps). `publish` measures once; `scraped`
+ * waits until Prometheus holds samples at least that recent.
+ */
+async function hostMetrics(aggregate: string, servers: { id: string }[]) {
+  const m = aggregate.replace(/-/g, '_');
+  const file = `${aggregate}.prom`;
+  metricFiles.push(file);
+  const publish = async () => {
+    const at = Date.now();
+    const on = new Map(HOSTS.map((h) => [h, 0]));
+    for (const v of servers) {
+      const h = (await admin.nova.getServer(v.id)).host;
+      if (h !== null) on.set(h, (on.get(h) ?? 0) + 1);
+    }
+    const lines = [...on].flatMap(([h, n]) => [
+      `${m}_host_cores{host="${h}"} ${0.5 * n} ${at}`,
+      `${m}_host_mb{host="${h}"} ${1024 * n} ${at}`,
+    ]);
+    await writeMetrics(file, `${lines.join('\n')}\n`);
+    return at;
+  };
+  const prom = new PrometheusClient(labEnv('OSLAB_PROMETHEUS_URL'), admin.http);
+  const scraped = (at: number) =>
+    waitFor('the lab Prometheus to hold the new samples', async () => {
+      const r = await prom.query(`timestamp(${m}_host_cores)`);
+      return r.samples.length === HOSTS.length && r.samples.every((x) => Math.round(x.value * 1000) >= at)
+        ? true
+        : undefined;
+    });
+  const reader = await openSession({
+    load: { env: { ...process.env, OS_CLOUD: '' } },
+    prometheusUrl: labEnv('OSLAB_PROMETHEUS_URL'),
+  });
+  const policy = parseMetricsPolicy({
+    maxAgeSeconds: 600,
+    rules: [
+      { dimension: 'cpu', scope: 'host', query: `${m}_host_cores`, label: 'host', labelKind: 'host' },
+      { dimension: 'memoryMB', scope: 'host', query: `${m}_host_mb`, label: 'host', labelKind: 'host' },
+    ],
+  });
+  return { publish, scraped, metrics: { reader, policy } };
+}
+
 async function liveMigrationsOf(serverIds: Iterable<string>): Promise<NovaMigration[]> {
   const ids = new Set(serverIds);
   const all = await admin.nova.listMigrations({ migrationType: 'live-migration' });
@@ -123,8 +171,6 @@ beforeAll(async () => {
   await cleanupLab(admin, PREFIX);
 });
 
-const metricFiles: string[] = [];
-
 afterEach(async () => {
   await setControl('live_migration_seconds', undefined);
   for (const f of metricFiles.splice(0)) await writeMetrics(f, undefined);
@@ -142,7 +188,15 @@ afterAll(async () => {
 describe('acting on the lab', () => {
   it('an abort sticks: the gate is ok in the next cycles and the servers are not migrated again', async () => {
     const { aggregate, servers } = await imbalanced(6);
-    const { store, service: svc } = await service(aggregate, { mode: 'active', budgets: { perCycle: 2 } });
+    // With host loads from Prometheus: the settling gate has samples to judge.
+    const { publish, scraped, metrics } = await hostMetrics(aggregate, servers);
+    await scraped(await publish());
+    const { store, service: svc } = await service(
+      aggregate,
+      { mode: 'active', budgets: { perCycle: 2 }, dataHealth: { maxMetricAge: '10m' } },
+      `${aggregate}.db`,
+      metrics,
+    );
     // Migrations stay running until aborted.
     await setControl('live_migration_seconds', '600');
     const first = await svc.runCycle();
@@ -165,6 +219,8 @@ describe('acting on the lab', () => {
     const aborted = new Set(moves.map((m) => m.serverId));
 
     // The next two cycles: data health ok, none of those servers moved again.
+    // The abort moved nothing, so the samples taken before it still describe the placement: the
+    // first cycle is not held back (settling) either.
     for (let cycle = 0; cycle < 2; cycle++) {
       const r = await svc.runCycle();
       const a = r.aggregates.find((x) => x.aggregate === aggregate)!;
@@ -172,6 +228,8 @@ describe('acting on the lab', () => {
       for (const id of aborted)
         expect(a.held?.find((h) => h.serverId === id)?.why).toMatch(/aborted at .*\(cooldowns\.afterAbort\)/);
       await svc.executor.idle();
+      // Moves of other servers may have run: the exporter measures where everything is now.
+      if (a.started > 0) await scraped(await publish());
     }
     const later = (await store.executions.list({ aggregate })).items.filter((e) => e.id !== execution.id);
     for (const e of later)
@@ -309,50 +367,13 @@ describe('acting on the lab', () => {
 
   it('a plan right after an execution waits for host samples newer than its migrations', async () => {
     const { aggregate, servers } = await imbalanced(5);
-    const m = aggregate.replace(/-/g, '_');
-    const file = `${aggregate}.prom`;
-    metricFiles.push(file);
-    // Host loads as an exporter that measures them would give: from where the servers are, each
-    // sample stamped with the time it was taken (explicit timestamps, which Prometheus keeps).
-    const publish = async () => {
-      const at = Date.now();
-      const on = new Map(HOSTS.map((h) => [h, 0]));
-      for (const v of servers) {
-        const h = (await admin.nova.getServer(v.id)).host;
-        if (h !== null) on.set(h, (on.get(h) ?? 0) + 1);
-      }
-      const lines = [...on].flatMap(([h, n]) => [
-        `${m}_host_cores{host="${h}"} ${0.5 * n} ${at}`,
-        `${m}_host_mb{host="${h}"} ${1024 * n} ${at}`,
-      ]);
-      await writeMetrics(file, `${lines.join('\n')}\n`);
-      return at;
-    };
-    const prom = new PrometheusClient(labEnv('OSLAB_PROMETHEUS_URL'), admin.http);
-    const scraped = (at: number) =>
-      waitFor('the lab Prometheus to hold the new samples', async () => {
-        const r = await prom.query(`timestamp(${m}_host_cores)`);
-        return r.samples.length === HOSTS.length && r.samples.every((x) => Math.round(x.value * 1000) >= at)
-          ? true
-          : undefined;
-      });
+    const { publish, scraped, metrics } = await hostMetrics(aggregate, servers);
     await scraped(await publish());
-    const reader = await openSession({
-      load: { env: { ...process.env, OS_CLOUD: '' } },
-      prometheusUrl: labEnv('OSLAB_PROMETHEUS_URL'),
-    });
-    const policy = parseMetricsPolicy({
-      maxAgeSeconds: 600,
-      rules: [
-        { dimension: 'cpu', scope: 'host', query: `${m}_host_cores`, label: 'host', labelKind: 'host' },
-        { dimension: 'memoryMB', scope: 'host', query: `${m}_host_mb`, label: 'host', labelKind: 'host' },
-      ],
-    });
     const { store, service: svc } = await service(
       aggregate,
       { mode: 'assisted', dataHealth: { maxMetricAge: '10m' } },
       `${aggregate}.db`,
-      { reader, policy },
+      metrics,
     );
     const find = (r: Awaited<ReturnType<typeof svc.runCycle>>) =>
       r.aggregates.find((x) => x.aggregate === aggregate)!;
