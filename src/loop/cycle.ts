@@ -276,6 +276,17 @@ export class ControlLoop {
     const snapshot = slices.slice(s.name);
 
     const lastExecution = await store.lastExecution(s.name);
+    // Read while that execution still ran (a process that resumed one after a restart reads the
+    // cloud while it finishes): the snapshot shows its migrations' double claims, which Aicerine
+    // no longer counts as its own, and not its outcome. Seen on the lab after a kill -9 while
+    // aborting: a contradictory verdict on the aborted move's destination. The next read will do.
+    if (lastExecution !== null && lastExecution.endedAt.getTime() > cycleStartedAt.getTime()) {
+      this.lastPlans.delete(s.name);
+      return {
+        ...base,
+        summary: `execution ${lastExecution.id} ended during this cycle's read (${lastExecution.endedAt.toISOString()}): waiting for a read of its outcome`,
+      };
+    }
     const settling = lastExecution === null ? undefined : settlingOf(lastExecution, snapshot);
     const verdict = assessHealth(
       {

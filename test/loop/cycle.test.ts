@@ -469,6 +469,27 @@ describe('control loop cycle', () => {
     expect(r.aggregates[0]!.verdict!.reasons.some((x) => x.startsWith('settling'))).toBe(false);
   });
 
+  it('an execution that ended while the cycle read the cloud: nothing is judged on that read', async () => {
+    const { store, loop } = setup();
+    const w = world();
+    const s1 = w.servers.find((x) => x.id === 's1')!;
+    // A resumed execution ends during the read: the read still shows its migration in flight.
+    store.lastExecutions.set('gold', {
+      id: 'e9',
+      planId: 'p0',
+      state: 'aborted',
+      endedAt: new Date(clock.now + 5_000),
+      moves: [{ serverId: 's1', from: s1.host, to: 'b', state: 'failed', endedAt: null }],
+    });
+    let r = await loop.runCycle();
+    expect(r.aggregates[0]!.verdict).toBeNull();
+    expect(r.aggregates[0]!.summary).toMatch(/^execution e9 ended during this cycle's read \(/);
+    expect(store.plans).toEqual([]);
+    clock.now += 60_000;
+    r = await loop.runCycle();
+    expect(r.aggregates[0]!.verdict).not.toBeNull();
+  });
+
   it('an aborted migration that left its server on its source does not make the gate wait', async () => {
     const { store } = setup();
     const ended = new Date(clock.now - 30_000);
