@@ -62,6 +62,12 @@ export interface RecordResult {
   providers: Map<string, ResourceProvider>;
   /** What loads were measured for (libvirt names included): the load profiles read their history. */
   loadTargets?: LoadTargets;
+  /**
+   * What the servers still building without a host claim in Placement (summed over the cloud):
+   * the scheduler writes their allocations before Nova names their host, so for a few seconds a
+   * host's usage holds flavors that no recorded server accounts for.
+   */
+  building: { servers: number; vcpus: number; ramMB: number };
 }
 
 /** vNIC types that bind a port to host hardware: such servers cannot be live-migrated freely. */
@@ -340,9 +346,15 @@ export function buildSnapshot(
   const storagePolicy = opts.storage ?? DEFAULT_STORAGE_POLICY;
   const stamp = memo.begin(aggregates, sriov, storagePolicy);
   let unplaced = 0;
+  const building = { servers: 0, vcpus: 0, ramMB: 0 };
   for (const s of memo.sorted(reads.servers)) {
     if (!s.host) {
       unplaced++;
+      if (s.status === 'BUILD') {
+        building.servers++;
+        building.vcpus += s.flavor.vcpus;
+        building.ramMB += s.flavor.ramMB;
+      }
       continue;
     }
     if (!hostNames.has(s.host)) {
@@ -437,6 +449,7 @@ export function buildSnapshot(
       aggregates,
       migrations,
       providers: rpOfHost,
+      building,
     },
     targets,
     memo,

@@ -175,12 +175,22 @@ export function revalidate(
   return { moves, dropped };
 }
 
-/** Per host on either end of the execution's migrations, when the last one there ended. */
-function settlingOf(e: LastExecution): HealthInput['settling'] {
+/**
+ * Per host on either end of the execution's migrations, when the last one there ended. Only
+ * migrations that moved their server count: one aborted or failed with the server still on its
+ * source changed no placement, and waiting for its hosts' samples blocked the cycle after every
+ * abort (seen on the lab). A move that did not complete but whose server is no longer on its
+ * source (or no longer in the aggregate) counts, on its source and wherever the server is now.
+ */
+function settlingOf(e: LastExecution, snapshot: Snapshot): HealthInput['settling'] {
+  const hostOf = new Map(snapshot.servers.map((s) => [s.id, s.host]));
   const hosts: Record<string, string> = {};
   for (const m of e.moves) {
+    const now = hostOf.get(m.serverId);
+    if (m.state !== 'completed' && now === m.from) continue;
     const end = m.endedAt ?? e.endedAt.toISOString();
-    for (const h of [m.from, m.to]) if (hosts[h] === undefined || hosts[h] < end) hosts[h] = end;
+    const ends = m.state === 'completed' || now === undefined ? [m.from, m.to] : [m.from, now];
+    for (const h of ends) if (hosts[h] === undefined || hosts[h] < end) hosts[h] = end;
   }
   return { execution: e.id, endedAt: e.endedAt.toISOString(), hosts };
 }
@@ -271,7 +281,18 @@ export class ControlLoop {
     const snapshot = slices.slice(s.name);
 
     const lastExecution = await store.lastExecution(s.name);
-    const settling = lastExecution === null ? undefined : settlingOf(lastExecution);
+    // Read while that execution still ran (a process that resumed one after a restart reads the
+    // cloud while it finishes): the snapshot shows its migrations' double claims, which Aicerine
+    // no longer counts as its own, and not its outcome. Seen on the lab after a kill -9 while
+    // aborting: a contradictory verdict on the aborted move's destination. The next read will do.
+    if (lastExecution !== null && lastExecution.endedAt.getTime() > cycleStartedAt.getTime()) {
+      this.lastPlans.delete(s.name);
+      return {
+        ...base,
+        summary: `execution ${lastExecution.id} ended during this cycle's read (${lastExecution.endedAt.toISOString()}): waiting for a read of its outcome`,
+      };
+    }
+    const settling = lastExecution === null ? undefined : settlingOf(lastExecution, snapshot);
     const verdict = assessHealth(
       {
         aggregate: s.name,

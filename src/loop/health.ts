@@ -45,6 +45,11 @@ export interface ReadProblems {
    * samples); absent when no host metric is read.
    */
   hostSampledAt?: Record<string, string>;
+  /**
+   * What servers still building without a host claim in Placement, over the whole cloud: a host's
+   * usage may exceed its servers' flavors by up to this while they are being scheduled.
+   */
+  building?: { servers: number; vcpus: number; ramMB: number };
   /** Other warnings that apply to the whole read (a failed list call): any one blocks. */
   partialReads: string[];
 }
@@ -149,16 +154,21 @@ export function assessHealth(
   for (const h of hosts) {
     if (input.ownInFlight.hosts.has(h.name)) continue;
     const sum = flavorSums.get(h.name) ?? { vcpu: 0, ram: 0 };
-    const checks: [string, number | undefined, number][] = [
-      ['VCPU', h.usage.VCPU, sum.vcpu],
-      ['MEMORY_MB', h.usage.MEMORY_MB, sum.ram],
+    const building = problems.building;
+    const checks: [string, number | undefined, number, number][] = [
+      ['VCPU', h.usage.VCPU, sum.vcpu, building?.vcpus ?? 0],
+      ['MEMORY_MB', h.usage.MEMORY_MB, sum.ram, building?.ramMB ?? 0],
     ];
-    for (const [rc, used, flavors] of checks) {
+    for (const [rc, used, flavors, claimed] of checks) {
       if (used === undefined) continue;
       // Placement also counts servers Nova lists elsewhere (building, or a migration's second
-      // claim), so only a gap in either direction beyond the tolerance is a contradiction.
+      // claim), so only a gap in either direction beyond the tolerance is a contradiction. A
+      // server the scheduler has placed but Nova not yet (no host) claims on some host: usage
+      // above the flavors by at most what the servers building claim is not one either.
       const scale = Math.max(used, flavors, 1);
-      if (Math.abs(used - flavors) / scale > t.usageTolerance) {
+      const excess = used - flavors;
+      if (excess > 0 && excess <= claimed) continue;
+      if (Math.abs(excess) / scale > t.usageTolerance) {
         reasons.push(
           `contradictory: host ${h.name} Placement ${rc} usage ${used}, its servers' flavors sum to ${flavors}`,
         );

@@ -8,9 +8,14 @@ import { setOwn } from '../util/maps.js';
 // Warnings that say a whole read failed or left a property unknown for every server (as opposed
 // to a single object left out, which hostsLeftOut and the metrics health already cover).
 const PARTIAL = /not readable|could not be read|failed|unknown policy|ports unknown/i;
+// Servers without a host (building, shelved, failed to schedule) belong to no aggregate: they are
+// not a read that failed. Counted as partial, one boot anywhere blocked every aggregate (seen on
+// the lab while other users booted servers).
+const NOT_PARTIAL = /servers have no host/;
 
 export function readProblems(
-  r: Pick<CycleResult, 'warnings' | 'metrics' | 'hostsLeftOut' | 'aggregates'>,
+  r: Pick<CycleResult, 'warnings' | 'metrics' | 'hostsLeftOut' | 'aggregates'> &
+    Partial<Pick<CycleResult, 'building'>>,
 ): ReadProblems {
   const hostsLeftOut = [...r.hostsLeftOut];
   const leftOutAggregates: Record<string, string[]> = {};
@@ -21,7 +26,8 @@ export function readProblems(
       r.aggregates.filter((a) => a.hosts.includes(h)).map((a) => a.name),
     );
   const partialReads: string[] = [];
-  for (const w of r.warnings) if (PARTIAL.test(w) && !w.startsWith('metrics:')) partialReads.push(w);
+  for (const w of r.warnings)
+    if (PARTIAL.test(w) && !NOT_PARTIAL.test(w) && !w.startsWith('metrics:')) partialReads.push(w);
   const hostsWithoutLoad = new Set<string>();
   const serversWithoutLoad = new Set<string>();
   for (const rule of r.metrics?.health.rules ?? []) {
@@ -44,6 +50,7 @@ export function readProblems(
           ),
         }
       : {}),
+    ...(r.building !== undefined && r.building.servers > 0 ? { building: r.building } : {}),
     hostsLeftOut,
     leftOutAggregates,
     hostsWithoutLoad: [...hostsWithoutLoad],

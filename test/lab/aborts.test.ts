@@ -5,7 +5,10 @@
 // - a process killed while aborting: the next one finishes the abort and the execution ends
 //   aborted, nothing else issued;
 // - an assisted plan approved after its hosts changed: each approved move starts on the fresh
-//   figures or is dropped with a reason.
+//   figures or is dropped with a reason;
+// - a plan right after an execution, with host loads from the lab's Prometheus (textfile exporter,
+//   samples stamped when "measured"): the gate waits (settling) until every host of its migrations
+//   has a sample newer than their end, and no plan is offered for approval before.
 // Everything created has the prefix `abort-`. Uses compute1..compute4.
 
 import { randomBytes } from 'node:crypto';
@@ -16,7 +19,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Actuator } from '../../src/cloud/actuator.js';
 import { silentLogger } from '../../src/cloud/log.js';
 import type { NovaMigration } from '../../src/cloud/openstack/nova.js';
-import type { CloudSession } from '../../src/cloud/session.js';
+import { PrometheusClient } from '../../src/cloud/prometheus/client.js';
+import { parseMetricsPolicy } from '../../src/cloud/prometheus/policy.js';
+import { type CloudSession, openSession } from '../../src/cloud/session.js';
 import { parseServiceConfig } from '../../src/config/load.js';
 import type { ExecutionSummary } from '../../src/executor/index.js';
 import { Executor } from '../../src/executor/index.js';
@@ -35,6 +40,7 @@ import {
   labEnv,
   setControl,
   waitFor,
+  writeMetrics,
 } from './lab.js';
 
 const PREFIX = 'abort-';
@@ -44,9 +50,16 @@ const always = ['Mon-Sun 00:00 - 24:00 UTC'];
 
 let admin: CloudSession;
 let dir: string;
+/** Metric files published in the lab exporter's directory, removed after each test. */
+const metricFiles: string[] = [];
 const opened: { store: Store; service: AicerineService }[] = [];
 
-async function service(aggregate: string, over: Record<string, unknown>, storeFile = `${aggregate}.db`) {
+async function service(
+  aggregate: string,
+  over: Record<string, unknown>,
+  storeFile = `${aggregate}.db`,
+  metrics?: { reader: CloudSession; policy: ReturnType<typeof parseMetricsPolicy> },
+) {
   const { config } = await parseServiceConfig(
     {
       openstack: { reader: { cloud: 'unused' }, actuator: { cloud: 'unused' } },
@@ -67,10 +80,12 @@ async function service(aggregate: string, over: Record<string, unknown>, storeFi
   const svc = new AicerineService({
     config,
     store,
-    reader: admin,
+    reader: metrics?.reader ?? admin,
     actuator: await Actuator.open({ config: admin.config, credential: { label: 'actuator (lab test)' } }),
     clock: systemClock,
     logger: silentLogger,
+    profiles: null,
+    ...(metrics ? { recorder: { metricsPolicy: metrics.policy } } : {}),
   });
   opened.push({ store, service: svc });
   return { store, service: svc };
@@ -86,6 +101,52 @@ async function imbalanced(n: number) {
     { name: `${aggregate}-b`, host: 'compute2' },
   ]);
   return { aggregate, servers };
+}
+
+/**
+ * Host loads of the aggregate through the lab's Prometheus (its textfile exporter), as an exporter
+ * that measures them would give: from where the servers are, each sample stamped with the time it
+ * was taken (explicit timestamps, which Prometheus keeps). `publish` measures once; `scraped`
+ * waits until Prometheus holds samples at least that recent.
+ */
+async function hostMetrics(aggregate: string, servers: { id: string }[]) {
+  const m = aggregate.replace(/-/g, '_');
+  const file = `${aggregate}.prom`;
+  metricFiles.push(file);
+  const publish = async () => {
+    const at = Date.now();
+    const on = new Map(HOSTS.map((h) => [h, 0]));
+    for (const v of servers) {
+      const h = (await admin.nova.getServer(v.id)).host;
+      if (h !== null) on.set(h, (on.get(h) ?? 0) + 1);
+    }
+    const lines = [...on].flatMap(([h, n]) => [
+      `${m}_host_cores{host="${h}"} ${0.5 * n} ${at}`,
+      `${m}_host_mb{host="${h}"} ${1024 * n} ${at}`,
+    ]);
+    await writeMetrics(file, `${lines.join('\n')}\n`);
+    return at;
+  };
+  const prom = new PrometheusClient(labEnv('OSLAB_PROMETHEUS_URL'), admin.http);
+  const scraped = (at: number) =>
+    waitFor('the lab Prometheus to hold the new samples', async () => {
+      const r = await prom.query(`timestamp(${m}_host_cores)`);
+      return r.samples.length === HOSTS.length && r.samples.every((x) => Math.round(x.value * 1000) >= at)
+        ? true
+        : undefined;
+    });
+  const reader = await openSession({
+    load: { env: { ...process.env, OS_CLOUD: '' } },
+    prometheusUrl: labEnv('OSLAB_PROMETHEUS_URL'),
+  });
+  const policy = parseMetricsPolicy({
+    maxAgeSeconds: 600,
+    rules: [
+      { dimension: 'cpu', scope: 'host', query: `${m}_host_cores`, label: 'host', labelKind: 'host' },
+      { dimension: 'memoryMB', scope: 'host', query: `${m}_host_mb`, label: 'host', labelKind: 'host' },
+    ],
+  });
+  return { publish, scraped, metrics: { reader, policy } };
 }
 
 async function liveMigrationsOf(serverIds: Iterable<string>): Promise<NovaMigration[]> {
@@ -112,6 +173,7 @@ beforeAll(async () => {
 
 afterEach(async () => {
   await setControl('live_migration_seconds', undefined);
+  for (const f of metricFiles.splice(0)) await writeMetrics(f, undefined);
   for (const o of opened.splice(0)) {
     await o.service.stop();
     await o.store.close();
@@ -126,7 +188,15 @@ afterAll(async () => {
 describe('acting on the lab', () => {
   it('an abort sticks: the gate is ok in the next cycles and the servers are not migrated again', async () => {
     const { aggregate, servers } = await imbalanced(6);
-    const { store, service: svc } = await service(aggregate, { mode: 'active', budgets: { perCycle: 2 } });
+    // With host loads from Prometheus: the settling gate has samples to judge.
+    const { publish, scraped, metrics } = await hostMetrics(aggregate, servers);
+    await scraped(await publish());
+    const { store, service: svc } = await service(
+      aggregate,
+      { mode: 'active', budgets: { perCycle: 2 }, dataHealth: { maxMetricAge: '10m' } },
+      `${aggregate}.db`,
+      metrics,
+    );
     // Migrations stay running until aborted.
     await setControl('live_migration_seconds', '600');
     const first = await svc.runCycle();
@@ -149,6 +219,8 @@ describe('acting on the lab', () => {
     const aborted = new Set(moves.map((m) => m.serverId));
 
     // The next two cycles: data health ok, none of those servers moved again.
+    // The abort moved nothing, so the samples taken before it still describe the placement: the
+    // first cycle is not held back (settling) either.
     for (let cycle = 0; cycle < 2; cycle++) {
       const r = await svc.runCycle();
       const a = r.aggregates.find((x) => x.aggregate === aggregate)!;
@@ -156,6 +228,8 @@ describe('acting on the lab', () => {
       for (const id of aborted)
         expect(a.held?.find((h) => h.serverId === id)?.why).toMatch(/aborted at .*\(cooldowns\.afterAbort\)/);
       await svc.executor.idle();
+      // Moves of other servers may have run: the exporter measures where everything is now.
+      if (a.started > 0) await scraped(await publish());
     }
     const later = (await store.executions.list({ aggregate })).items.filter((e) => e.id !== execution.id);
     for (const e of later)
@@ -288,6 +362,59 @@ describe('acting on the lab', () => {
       );
     }
     if (started.size === 0) expect(a.summary).toMatch(new RegExp(`imbalance ${a.imbalance}`));
+    await svc.executor.idle();
+  }, 300_000);
+
+  it('a plan right after an execution waits for host samples newer than its migrations', async () => {
+    const { aggregate, servers } = await imbalanced(5);
+    const { publish, scraped, metrics } = await hostMetrics(aggregate, servers);
+    await scraped(await publish());
+    const { store, service: svc } = await service(
+      aggregate,
+      { mode: 'assisted', dataHealth: { maxMetricAge: '10m' } },
+      `${aggregate}.db`,
+      metrics,
+    );
+    const find = (r: Awaited<ReturnType<typeof svc.runCycle>>) =>
+      r.aggregates.find((x) => x.aggregate === aggregate)!;
+
+    const first = find(await svc.runCycle());
+    expect(first.verdict?.verdict, first.verdict?.reasons.join('; ')).toBe('ok');
+    expect(first.planId, first.summary).not.toBeNull();
+    await store.plans.decide(first.planId!, {
+      steps: 'all',
+      decision: 'approved',
+      by: 'operator:lab',
+      at: new Date().toISOString(),
+    });
+    const second = find(await svc.runCycle());
+    expect(second.started, second.summary).toBeGreaterThan(0);
+    await svc.executor.idle();
+    const execution = (await store.executions.list({ aggregate })).items[0]!;
+    expect(execution.state).toBe('finished');
+    const ended = Date.parse(execution.endedAt!);
+
+    // Right after it: the samples still show the placement before it.
+    const third = find(await svc.runCycle());
+    expect(third.verdict?.verdict).toBe('blocked');
+    expect(third.verdict?.reasons.join('; ')).toMatch(
+      new RegExp(`^settling: metrics predate execution ${execution.id}'s migrations`),
+    );
+    const offered = async () =>
+      (await store.plans.list({ aggregate, statuses: ['proposed'] })).items.filter(
+        (p) => p.id !== first.planId,
+      );
+    expect(await offered()).toEqual([]);
+
+    // Once the exporter has measured the new placement, the gate opens; a plan offered now is
+    // made on those samples.
+    const measured = await publish();
+    expect(measured).toBeGreaterThan(ended);
+    await scraped(measured);
+    const fourth = find(await svc.runCycle());
+    expect(fourth.verdict?.verdict, fourth.verdict?.reasons.join('; ')).toBe('ok');
+    expect(fourth.imbalance!).toBeLessThan(first.imbalance!);
+    for (const p of await offered()) expect(Date.parse(p.createdAt)).toBeGreaterThan(measured);
     await svc.executor.idle();
   }, 300_000);
 });

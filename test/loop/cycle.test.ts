@@ -469,6 +469,69 @@ describe('control loop cycle', () => {
     expect(r.aggregates[0]!.verdict!.reasons.some((x) => x.startsWith('settling'))).toBe(false);
   });
 
+  it('an execution that ended while the cycle read the cloud: nothing is judged on that read', async () => {
+    const { store, loop } = setup();
+    const w = world();
+    const s1 = w.servers.find((x) => x.id === 's1')!;
+    // A resumed execution ends during the read: the read still shows its migration in flight.
+    store.lastExecutions.set('gold', {
+      id: 'e9',
+      planId: 'p0',
+      state: 'aborted',
+      endedAt: new Date(clock.now + 5_000),
+      moves: [{ serverId: 's1', from: s1.host, to: 'b', state: 'failed', endedAt: null }],
+    });
+    let r = await loop.runCycle();
+    expect(r.aggregates[0]!.verdict).toBeNull();
+    expect(r.aggregates[0]!.summary).toMatch(/^execution e9 ended during this cycle's read \(/);
+    expect(store.plans).toEqual([]);
+    clock.now += 60_000;
+    r = await loop.runCycle();
+    expect(r.aggregates[0]!.verdict).not.toBeNull();
+  });
+
+  it('an aborted migration that left its server on its source does not make the gate wait', async () => {
+    const { store } = setup();
+    const ended = new Date(clock.now - 30_000);
+    const w = world();
+    const s1 = w.servers.find((x) => x.id === 's1')!;
+    const other = w.hosts.find((h) => h.name !== s1.host)!.name;
+    store.lastExecutions.set('gold', {
+      id: 'e8',
+      planId: 'p0',
+      state: 'aborted',
+      endedAt: ended,
+      moves: [{ serverId: 's1', from: s1.host, to: other, state: 'failed', endedAt: ended.toISOString() }],
+    });
+    const lagging = Object.fromEntries(
+      w.hosts.map((h) => [h.name, new Date(clock.now - 60_000).toISOString()]),
+    );
+    let snapshot = w;
+    const reader: CloudReader = {
+      read: async () => ({
+        snapshot: { ...snapshot, takenAt: new Date(clock.now).toISOString() },
+        problems: { ...noProblems, hostSampledAt: lagging },
+        migrations: [],
+      }),
+    };
+    const gated = new ControlLoop(
+      { reader, store, executor: new InstantExecutor(store, world), now: () => new Date(clock.now) },
+      settings(),
+    );
+    let r = await gated.runCycle();
+    expect(r.aggregates[0]!.verdict!.reasons).toEqual([]);
+    // The same move failed with its server somewhere nobody planned: that host and its source wait.
+    snapshot = structuredClone(w);
+    const third = w.hosts.find((h) => h.name !== s1.host && h.name !== other);
+    const landed = third?.name ?? other;
+    snapshot.servers.find((x) => x.id === 's1')!.host = landed;
+    r = await gated.runCycle();
+    expect(r.aggregates[0]!.verdict!.reasons[0]).toMatch(
+      /^settling: metrics predate execution e8's migrations on 2 host\(s\), e\.g\. /,
+    );
+    expect(r.aggregates[0]!.verdict!.reasons[0]).toContain(`${landed} (sampled`);
+  });
+
   it('bad data blocks action and the reason is stored', async () => {
     const { loop, store, executor, snap, setSnap } = setup();
     const s = snap();

@@ -48,6 +48,29 @@ describe('the loop reader', () => {
     ).toBeUndefined();
   });
 
+  it('servers without a host are no failed read; what those building claim is passed on', () => {
+    const p = readProblems({
+      warnings: [
+        '2 servers have no host (building, shelved or failed): left out',
+        'server groups not readable: 403',
+      ],
+      hostsLeftOut: [],
+      aggregates: [],
+      metrics: undefined,
+      building: { servers: 1, vcpus: 2, ramMB: 4096 },
+    });
+    expect(p.partialReads).toEqual(['server groups not readable: 403']);
+    expect(p.building).toEqual({ servers: 1, vcpus: 2, ramMB: 4096 });
+    const none = readProblems({
+      warnings: [],
+      hostsLeftOut: [],
+      aggregates: [],
+      metrics: undefined,
+      building: { servers: 0, vcpus: 0, ramMB: 0 },
+    });
+    expect(none.building).toBeUndefined();
+  });
+
   it('a contradiction asks for its hosts again, a stale snapshot for a full read, the rest for nothing', () => {
     expect(
       recoveryFor([
