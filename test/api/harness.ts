@@ -147,6 +147,9 @@ export async function simKeystone(
   const validator = new KeystoneTokenValidator({
     identityUrl: sim.authUrl,
     serviceToken: async () => service,
+    // Its default 10 s ran out on a loaded machine (a 503 where the test expects 401); the
+    // simulator answers, only late.
+    timeoutMs: 60_000,
     ...opts,
   });
   return {

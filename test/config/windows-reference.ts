@@ -9,11 +9,15 @@ const MIN = 60_000;
 const BLOCK = 15 * MIN; // every zone's transitions since 1970 fall on a quarter hour
 
 const fmt = new Map<string, Intl.DateTimeFormat>();
-const offsets = new Map<string, number>();
+/** Per zone, the offset (ms) read at the start of each block, by block number: one formatting
+ * per quarter hour instead of one per minute, and a number key (a string key built per minute
+ * made the property test spend most of its time here). */
+const offsets = new Map<string, Map<number, number>>();
 
-function wallMinutes(zone: string, instant: number): number {
+function offsetAt(zone: string, blockIndex: number): number {
+  let byBlock = offsets.get(zone);
   let f = fmt.get(zone);
-  if (!f) {
+  if (!byBlock || !f) {
     f = new Intl.DateTimeFormat('en-US', {
       timeZone: zone,
       hourCycle: 'h23',
@@ -24,19 +28,24 @@ function wallMinutes(zone: string, instant: number): number {
       minute: 'numeric',
     });
     fmt.set(zone, f);
+    byBlock = new Map();
+    offsets.set(zone, byBlock);
   }
-  const block = Math.floor(instant / BLOCK) * BLOCK;
-  const key = `${zone}@${block}`;
-  let off = offsets.get(key);
+  let off = byBlock.get(blockIndex);
   if (off === undefined) {
+    const block = blockIndex * BLOCK;
     const p: Record<string, number> = Object.fromEntries(
       f.formatToParts(new Date(block)).map((x) => [x.type, Number(x.value)]),
     );
     const n = (k: string) => p[k] ?? 0;
     off = Date.UTC(n('year'), n('month') - 1, n('day'), n('hour'), n('minute')) - block;
-    offsets.set(key, off);
+    byBlock.set(blockIndex, off);
   }
-  return Math.floor((instant + off) / MIN);
+  return off;
+}
+
+function wallMinutes(zone: string, instant: number): number {
+  return Math.floor((instant + offsetAt(zone, Math.floor(instant / BLOCK))) / MIN);
 }
 
 function insideWall(w: WeeklyWindow, wall: number): boolean {

@@ -55,10 +55,12 @@ describe('HttpTransport', () => {
   });
 
   it('times out, retries, and then says the service is unreachable', async () => {
-    fake = await startFake({ 'GET /slow': { body: {}, delayMs: 400 } });
+    // The fake shares this process's event loop: a timeout of 50 ms, on a loaded machine, could
+    // fire before the fake had read the retry it is to count. A quarter of a second leaves it room.
+    fake = await startFake({ 'GET /slow': { body: {}, delayMs: 1000 } });
     const t = new HttpTransport({
       retry: { maxRetries: 1, initialDelayMs: 1, maxDelayMs: 2 },
-      timeoutMs: 50,
+      timeoutMs: 250,
     });
     const err = await t
       .send({ method: 'GET', url: `${fake.url}/slow`, service: 'placement' })
@@ -66,7 +68,7 @@ describe('HttpTransport', () => {
     expect(err).toBeInstanceOf(CloudError);
     expect((err as CloudError).kind).toBe('timeout');
     expect((err as CloudError).message).toBe(
-      `placement at ${fake.url} is unreachable (no answer within 50 ms)`,
+      `placement at ${fake.url} is unreachable (no answer within 250 ms)`,
     );
     expect(fake.requests).toHaveLength(2);
   });
