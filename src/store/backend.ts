@@ -18,7 +18,7 @@ export function longTextType(backend: StoreBackend): RawBuilder<unknown> {
   return backend === 'mysql' ? sql`longtext` : sql`text`;
 }
 
-const DEADLOCK_RETRIES = 3;
+const DEADLOCK_RETRIES = 6;
 
 function isDeadlock(err: unknown): boolean {
   // ER_LOCK_DEADLOCK (1213); ER_LOCK_WAIT_TIMEOUT (1205) is not retried: something holds the row.
@@ -44,6 +44,8 @@ export async function writeTransaction<T>(
         return await ctx.db.transaction().execute((trx: Transaction<Database>) => work(trx));
       } catch (err) {
         if (attempt >= DEADLOCK_RETRIES || !isDeadlock(err)) throw err;
+        // The same writers met again at once would likely meet again: spread them a little.
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * attempt));
       }
     }
   }

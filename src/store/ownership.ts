@@ -59,19 +59,29 @@ export async function enforceFence(
   atMs: number,
 ): Promise<void> {
   checkFenceValue(f);
-  // The row first (no-op when present), then its lock: two first claims at once serialize on it.
-  const absent = { aggregate: f.aggregate, fence: 0, owner: '', claimed_at: atMs };
-  if (backend === 'mysql') await trx.insertInto('aggregate_owners').ignore().values(absent).execute();
-  else
-    await trx
-      .insertInto('aggregate_owners')
-      .values(absent)
-      .onConflict((oc) => oc.column('aggregate').doNothing())
-      .execute();
-  const row = await lockRows(
-    backend,
-    trx.selectFrom('aggregate_owners').selectAll().where('aggregate', '=', f.aggregate),
-  ).executeTakeFirstOrThrow();
+  // Lock the row first and create it only when absent. Inserting first (INSERT IGNORE on a row
+  // that exists) takes a shared lock on its key, and two writers of one aggregate that both hold
+  // it and then ask for the exclusive lock deadlock on InnoDB: every move transition did that.
+  const lockRow = () =>
+    lockRows(
+      backend,
+      trx.selectFrom('aggregate_owners').selectAll().where('aggregate', '=', f.aggregate),
+    ).executeTakeFirst();
+  let row = await lockRow();
+  if (row === undefined) {
+    // Two first claims at once serialize on the new key.
+    const absent = { aggregate: f.aggregate, fence: 0, owner: '', claimed_at: atMs };
+    if (backend === 'mysql') await trx.insertInto('aggregate_owners').ignore().values(absent).execute();
+    else
+      await trx
+        .insertInto('aggregate_owners')
+        .values(absent)
+        .onConflict((oc) => oc.column('aggregate').doNothing())
+        .execute();
+    row = await lockRow();
+    if (row === undefined)
+      throw new StoreError(`store: aggregate ${f.aggregate}: its fence row could not be created`);
+  }
   const recorded = Number(row.fence);
   if (recorded > f.fence) throw new FencedOutError(f.aggregate, f.fence, recorded, row.owner);
   if (recorded < f.fence)
