@@ -4,7 +4,9 @@
 // aggregate, so the very same client calls can be checked against both.
 import type { CloudSession } from '../../src/cloud/session.js';
 import { openSession } from '../../src/cloud/session.js';
+import { type Clock, systemClock } from '../../src/executor/ports.js';
 import type { Host, Server, Snapshot } from '../../src/model/snapshot.js';
+import { SimClock } from '../../src/sim/clock.js';
 import { simAdminConfig } from '../../src/sim/connect-info.js';
 import { type SimServerHandle, startSimServer } from '../../src/sim/http/server.js';
 import { staticLoadModel } from '../../src/sim/load.js';
@@ -45,6 +47,8 @@ export interface World {
   aggregateName: string;
   /** Password of the admin user, for error-path tests. */
   authUrl: string;
+  /** The cloud's time: the wall clock on the lab, the simulator's (maybe faster) clock on it. */
+  clock: Clock;
   /** Keep live migrations running this long (0: as fast as the cloud goes). */
   holdMigrations(seconds: number): Promise<void>;
   /** Make live migrations of these servers fail (null: none). */
@@ -52,8 +56,16 @@ export interface World {
   close(): Promise<void>;
 }
 
-export async function openWorld(): Promise<World> {
-  return contractTarget() === 'lab' ? openLabWorld() : openSimWorld();
+export interface WorldOptions {
+  /**
+   * Virtual seconds per wall second of the simulator (default 1, the lab's pace). Only for tests
+   * that take time from `World.clock`, never the wall: the lab ignores it.
+   */
+  simSpeed?: number;
+}
+
+export async function openWorld(opts: WorldOptions = {}): Promise<World> {
+  return contractTarget() === 'lab' ? openLabWorld() : openSimWorld(opts.simSpeed ?? 1);
 }
 
 const LAB_FLAVOR = { name: 'm1.small', vcpus: 1, ramMB: 2048, diskGB: 20, extraSpecs: {} };
@@ -73,7 +85,7 @@ function labLikeHost(name: string, aggregates: string[]): Host {
   };
 }
 
-async function openSimWorld(): Promise<World> {
+async function openSimWorld(speed: number): Promise<World> {
   const hosts: [string, string, string] = ['compute1', 'compute2', 'compute3'];
   const aggregateName = `${PREFIX}agg`;
   const mk = (n: number, name: string, host: string): Server => ({
@@ -111,7 +123,7 @@ async function openSimWorld(): Promise<World> {
       },
     ],
   };
-  const cloud = new SimCloud(snap, { load: staticLoadModel() });
+  const cloud = new SimCloud(snap, { clock: new SimClock({ speed }), load: staticLoadModel() });
   const sim: SimServerHandle = await startSimServer({ cloud, password: 'secret' });
   const session = await openSession({
     config: simAdminConfig(sim.authUrl, 'secret', 'contract test (simulator)'),
@@ -126,6 +138,10 @@ async function openSimWorld(): Promise<World> {
     groupId,
     aggregateName,
     authUrl: sim.authUrl,
+    clock: {
+      now: () => cloud.clock.nowMs(),
+      sleep: (ms) => new Promise((r) => setTimeout(r, Math.max(0, ms / speed))),
+    },
     holdMigrations: async (seconds) => {
       cloud.timing.holdSeconds = seconds;
     },
@@ -171,6 +187,7 @@ async function openLabWorld(): Promise<World> {
     groupId,
     aggregateName,
     authUrl: labEnv('OS_AUTH_URL'),
+    clock: systemClock,
     holdMigrations: (seconds) =>
       setControl('live_migration_seconds', seconds > 0 ? String(seconds) : undefined),
     failMigrations: (ids) =>
