@@ -1,6 +1,7 @@
 import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
  * Suites of pure functions and in-memory fakes: no server, child process, database, timer or
@@ -31,6 +32,59 @@ const SHARED = SHARED_DIRS.flatMap((dir) =>
     .map((f) => `test/${dir}/${f}`),
 ).filter((f) => !LISTENING.includes(f));
 
+/**
+ * The slowest files of a full run on the 2-core machine (2026-12-03), slowest first. Vitest starts
+ * the longest files first from its results cache (node_modules/.vite/vitest), so the run does not
+ * end on one worker with a long file left; a fresh clone (CI) has no cache, and vitest would order
+ * by file size, which puts a 40 s file after many 1 s ones. This list stands in for the cache
+ * until it has every file; a file missing here only goes after those listed.
+ */
+const SLOWEST = [
+  'test/coordination/replicas.test.ts',
+  'test/executor/kill9.test.ts',
+  'test/contract/awkward.test.ts',
+  'test/maintenance/campaign.sim.test.ts',
+  'test/service/plan-status.sim.test.ts',
+  'test/maintenance/kill9.test.ts',
+  'test/web/tasks.test.ts',
+  'test/service/demo.test.ts',
+  'test/coordination/etcd-locks.test.ts',
+  'test/service/replicas.sim.test.ts',
+  'test/executor/reconcile.sim.test.ts',
+  'test/web/dashboard.test.ts',
+  'test/tasks/evacuate.sim.test.ts',
+  'test/sim/openstack-cli.test.ts',
+  'test/service/faults.sim.test.ts',
+  'test/service/tasks-api.sim.test.ts',
+  'test/contract/clients.test.ts',
+  'test/validation/validate-compute.test.ts',
+  'test/web/plans.test.ts',
+  'test/web/maintenance.test.ts',
+];
+
+class LongestFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files);
+    const root = this.ctx.config.root;
+    const key = (f: TestSpecification) => `${f.project.name}:${relative(root, f.moduleId)}`;
+    if (sorted.every((f) => this.ctx.cache.getFileTestResults(key(f)) !== undefined)) return sorted;
+    // Projects stay in vitest's order (they run one after the other); within one, listed files first.
+    const project = new Map<string, number>();
+    for (const f of sorted) if (!project.has(f.project.name)) project.set(f.project.name, project.size);
+    const rank = (f: TestSpecification) => {
+      const i = SLOWEST.indexOf(relative(root, f.moduleId));
+      return i < 0 ? SLOWEST.length : i;
+    };
+    return sorted
+      .map((f, i) => ({ f, i }))
+      .sort(
+        (a, b) =>
+          project.get(a.f.project.name)! - project.get(b.f.project.name)! || rank(a.f) - rank(b.f) || a.i - b.i,
+      )
+      .map(({ f }) => f);
+  }
+}
+
 export default defineConfig({
   test: {
     exclude: ['test/lab/**', 'node_modules/**'],
@@ -45,6 +99,7 @@ export default defineConfig({
     // two workers keep both cores busy (three made the campaign simulation time out while files shared the CPU). Every file already runs beside others' servers: ports
     // are the kernel's pick, databases and etcd prefixes are per file.
     maxWorkers: 2,
+    sequence: { sequencer: LongestFirst },
     // The JSON report lets .ci/run print one plain "N passed, N failed" line for both suites.
     reporters: ['default', ['json', { outputFile: '.test-results/unit.json' }]],
     projects: [
