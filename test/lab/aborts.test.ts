@@ -264,7 +264,8 @@ const unavailable: string[] = [];
 async function startServe(configFile: string) {
   // No OS_* variables: whatever serve does, it does with the configured credentials.
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('OS_')));
-  const child = spawn(process.execPath, [BIN, 'serve', '-c', configFile], {
+  // -v: one debug line per request with its status and the credential that made it.
+  const child = spawn(process.execPath, [BIN, 'serve', '-v', '-c', configFile], {
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -319,6 +320,13 @@ async function startServe(configFile: string) {
     api,
     get,
     output: () => out,
+    /** Requests to the cloud, per credential, and those refused (401, 403). */
+    requests: () => {
+      const lines = [...out.matchAll(/^\[debug\] (\w+) (\S+) -> (\d+) .*"credential":"([^"]+)"/gm)];
+      const count: Record<string, number> = {};
+      for (const l of lines) count[l[4]!] = (count[l[4]!] ?? 0) + 1;
+      return { count, refused: lines.filter((l) => l[3] === '401' || l[3] === '403').map((l) => l[0]) };
+    },
     /** kill -9; what it logged is kept in .test-results for the report. */
     kill9: async (name: string) => {
       child.kill('SIGKILL');
@@ -400,7 +408,7 @@ async function nextTwoCycles(
   await keepRecords(name, records);
   await writeFile(
     join('.test-results', `lab-${name}-cycles.json`),
-    `${JSON.stringify({ execution: ended, verdicts, decision: view.lastDecision, apiUnavailable: unavailable.splice(0) }, null, 2)}\n`,
+    `${JSON.stringify({ execution: ended, verdicts, decision: view.lastDecision, requests: serve.requests(), apiUnavailable: unavailable.splice(0) }, null, 2)}\n`,
   );
   expect(records).toEqual(atEnd);
   for (const id of aborted) {
@@ -713,53 +721,80 @@ describe('aicerine serve on the lab, as the issue asks (Done when)', () => {
       'serve-abort',
     );
     expect(ended.moves.find((m) => m.state === 'failed')?.detail).toMatch(/aborted by operator:/);
+    // The restricted credentials covered every call serve made (docs/credentials.md).
+    expect(serve.requests().refused).toEqual([]);
+    expect(
+      Object.keys(serve.requests().count)
+        .map((k) => k.replace(/ [0-9a-f]{32}\)$/, ')'))
+        .sort(),
+    ).toEqual(['actuator (application credential)', 'reader (application credential)']);
     await serve.kill9('serve-abort-serve');
   }, 600_000);
 
-  it('kill -9 of serve while aborting: the restarted serve finishes the abort; the next two cycles are ok, the server is not migrated again, the execution aborted', async () => {
-    const { aggregate, servers } = await imbalanced(6);
-    const { publish, scraped, policyDoc } = await hostMetrics(aggregate, servers);
-    await scraped(await publish());
-    await setControl('live_migration_seconds', '600');
-    const configFile = await serveConfig(aggregate, policyDoc);
-    const first = await startServe(configFile);
-    const execution = await migrating(first, aggregate, servers);
-    const abort = await first.api('POST', `/v1/executions/${execution}/abort`, { comment: 'lab: kill -9' });
-    expect(abort.status, JSON.stringify(abort.body)).toBe(200);
-    // kill -9 as soon as the journal says aborting (the DELETE is sent right after it is written,
-    // Nova's outcome read at the next poll, 2 s later).
-    await waitFor(
-      'a move aborting',
-      async () =>
-        (await first.get<ExecutionView>(`/v1/executions/${execution}`)).moves.some(
-          (m) => m.state === 'aborting',
-        )
-          ? true
-          : undefined,
-      60_000,
-      50,
-    );
-    await first.kill9('serve-kill-while-aborting-first');
-    const journal = await openStore({ kind: 'sqlite', path: join(configFile, '..', 'serve.db') });
-    try {
-      expect((await journal.getExecution(execution))?.state).toBe('running');
-      expect((await journal.listMoves(execution)).map((m) => m.state)).toContain('aborting');
-    } finally {
-      await journal.close();
-    }
-    const second = await startServe(configFile);
-    const { ended } = await nextTwoCycles(
-      second,
-      aggregate,
-      servers,
-      execution,
-      async () => {
-        await setControl('live_migration_seconds', undefined);
-        await scraped(await publish());
-      },
-      'serve-kill-while-aborting',
-    );
-    expect(ended.moves.find((m) => m.state === 'failed')?.detail).toMatch(/abort/);
-    await second.kill9('serve-kill-while-aborting-second');
-  }, 600_000);
+  // Two moments of the kill: as soon as the journal says `aborting` (the DELETE written in the
+  // journal, its answer not yet back: the restarted serve sends it), and right after Nova accepted
+  // the DELETE (202, logged), before the next poll (2 s later) reads the outcome (Nova cancels
+  // while no process runs; the restarted serve finds the record cancelled).
+  it.each([
+    { when: 'before its DELETE is answered', tag: 'before-delete' },
+    { when: 'after Nova accepted its DELETE', tag: 'after-delete' },
+  ])(
+    'kill -9 of serve while aborting, $when: the restarted serve finishes the abort; the next two cycles are ok, the server is not migrated again, the execution aborted',
+    async ({ tag }) => {
+      const { aggregate, servers } = await imbalanced(6);
+      const { publish, scraped, policyDoc } = await hostMetrics(aggregate, servers);
+      await scraped(await publish());
+      await setControl('live_migration_seconds', '600');
+      const configFile = await serveConfig(aggregate, policyDoc);
+      const first = await startServe(configFile);
+      const execution = await migrating(first, aggregate, servers);
+      const abort = await first.api('POST', `/v1/executions/${execution}/abort`, { comment: 'lab: kill -9' });
+      expect(abort.status, JSON.stringify(abort.body)).toBe(200);
+      if (tag === 'before-delete')
+        await waitFor(
+          'a move aborting',
+          async () =>
+            (await first.get<ExecutionView>(`/v1/executions/${execution}`)).moves.some(
+              (m) => m.state === 'aborting',
+            )
+              ? true
+              : undefined,
+          60_000,
+          50,
+        );
+      else
+        await waitFor(
+          'Nova to accept the DELETE',
+          async () =>
+            /^\[debug\] DELETE \S+\/migrations\/\d+ -> 202 /m.test(first.output()) ? true : undefined,
+          60_000,
+          20,
+        );
+      const before = first.requests();
+      await first.kill9(`serve-kill-${tag}-first`);
+      const journal = await openStore({ kind: 'sqlite', path: join(configFile, '..', 'serve.db') });
+      try {
+        expect((await journal.getExecution(execution))?.state).toBe('running');
+        expect((await journal.listMoves(execution)).map((m) => m.state)).toContain('aborting');
+      } finally {
+        await journal.close();
+      }
+      const second = await startServe(configFile);
+      const { ended } = await nextTwoCycles(
+        second,
+        aggregate,
+        servers,
+        execution,
+        async () => {
+          await setControl('live_migration_seconds', undefined);
+          await scraped(await publish());
+        },
+        `serve-kill-${tag}`,
+      );
+      expect(ended.moves.find((m) => m.state === 'failed')?.detail).toMatch(/abort/);
+      expect([...before.refused, ...second.requests().refused]).toEqual([]);
+      await second.kill9(`serve-kill-${tag}-second`);
+    },
+    600_000,
+  );
 });
