@@ -176,7 +176,8 @@ async function keepRecords(name: string, records: NovaMigration[]) {
 
 const BIN = join(process.cwd(), 'bin', 'aicerine.js');
 const CYCLE = '10s';
-const AGGREGATE_COOLDOWN = '2m';
+/** More than three cycles: the two cycles after an abort fall inside it. */
+const AGGREGATE_COOLDOWN_SECONDS = 120;
 const served: ChildProcess[] = [];
 /** Application credentials created by these tests (deleted after all of them). */
 const appCredentials: string[] = [];
@@ -245,7 +246,7 @@ async function serveConfig(aggregate: string, metricsPolicy: unknown): Promise<s
       [aggregate]: {
         mode: 'active',
         windows: always,
-        cooldowns: { aggregate: AGGREGATE_COOLDOWN, afterAbort: '1h' },
+        cooldowns: { aggregate: `${AGGREGATE_COOLDOWN_SECONDS}s`, afterAbort: '1h' },
         budgets: { perCycle: 2 },
         concurrency: { perSourceHost: 1, perDestinationHost: 1, perAggregate: 2 },
         dataHealth: { maxMetricAge: '10m' },
@@ -400,7 +401,7 @@ async function nextTwoCycles(
   );
   expect(view.lastDecision?.started).toBe(0);
   // The cooldown counts from the aborted execution's end, as after any execution.
-  const until = new Date(Date.parse(ended.endedAt!) + 120_000).toISOString();
+  const until = new Date(Date.parse(ended.endedAt!) + AGGREGATE_COOLDOWN_SECONDS * 1000).toISOString();
   expect(view.lastDecision?.summary).toContain(`aggregate cooldown until ${until}`);
   const executions = await serve.get<{ items: { id: string; state: string }[] }>(
     `/v1/executions?aggregate=${aggregate}`,
