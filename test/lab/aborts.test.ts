@@ -9,6 +9,10 @@
 // - a plan right after an execution, with host loads from the lab's Prometheus (textfile exporter,
 //   samples stamped when "measured"): the gate waits (settling) until every host of its migrations
 //   has a sample newer than their end, and no plan is offered for approval before.
+// And the issue's "Done when" with `aicerine serve` itself (a process, 10 s cycles, a 2-minute
+// aggregate cooldown, restricted reader and actuator application credentials): an operator's
+// abort through the API, and a kill -9 of serve while aborting (before and after its DELETE is
+// answered); the next two cycles are ok, Nova has no new record, the execution stays aborted.
 // Everything created has the prefix `abort-`. Uses compute1..compute4.
 
 import { type ChildProcess, spawn } from 'node:child_process';
