@@ -173,12 +173,13 @@ export async function waitFor<T>(
   what: string,
   fn: () => Promise<T | undefined>,
   timeoutMs = 60_000,
+  everyMs = 1000,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn();
     if (v !== undefined) return v;
     if (Date.now() > deadline) throw new Error(`lab: timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 1000));
+    await new Promise((r) => setTimeout(r, everyMs));
   }
 }

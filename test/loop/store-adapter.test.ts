@@ -96,6 +96,32 @@ describe.each(testBackends().map((b) => [b.name, b] as const))(
           completed: new Set([2]),
         });
       });
+
+      it("starts the aggregate cooldown at an aborted execution's end, as at a finished one's", async () => {
+        const loop = new StoreLoopAdapter(
+          store,
+          () => 'active',
+          () => 3_600_000,
+        );
+        const run = async (id: string, startedAt: string) =>
+          store.createExecution(
+            { id, aggregate: 'gold', planId: null, startedBy: 'loop:active', startedAt },
+            [{ step: 1, wave: 1, serverId: `vm-${id}`, from: 'h1', to: 'h2', estimatedSeconds: 60 }],
+          );
+        expect(await loop.lastExecutionEnded('gold')).toBeNull();
+        await run('exec-finished', T0);
+        await store.transitionMove('exec-finished', 1, 'pending', {
+          state: 'skipped',
+          at: T0,
+          detail: 'no room',
+        });
+        await store.finishExecution('exec-finished', 'finished', '2026-11-30T12:05:00.000Z');
+        // Started before the finished one ended, aborted (its move never issued) after it.
+        await run('exec-aborted', '2026-11-30T12:01:00.000Z');
+        await store.finishExecution('exec-aborted', 'aborted', '2026-11-30T12:20:00.000Z');
+        expect((await loop.lastExecutionEnded('gold'))?.toISOString()).toBe('2026-11-30T12:20:00.000Z');
+        expect(await loop.lastExecutionEnded('silver')).toBeNull();
+      });
     });
   },
 );
