@@ -172,16 +172,28 @@ export class KeystoneTokenValidator implements TokenValidator {
     token: string,
     serviceToken: string,
   ): Promise<{ status: number; body: unknown; serviceToken: string }> {
-    let res: Response;
-    try {
-      res = await fetch(this.url, {
-        headers: { 'X-Auth-Token': serviceToken, 'X-Subject-Token': token, Accept: 'application/json' },
-        signal: AbortSignal.timeout(this.opts.timeoutMs ?? 10_000),
-      });
-    } catch (e) {
-      throw new AuthUnavailableError(
-        `Keystone at ${this.opts.identityUrl} cannot be reached to validate a token (${e instanceof Error ? e.message : String(e)})`,
-      );
+    let res: Response | undefined;
+    // A validation that times out or meets a 5xx is asked once more: on the lab, Keystone took
+    // over 10 s to answer the first validation after a service started, while Nova and
+    // Placement were validating that service's own new tokens; the next answer came in 2 s. A
+    // refused connection is not retried: nothing listens, and the caller should know at once.
+    for (let attempt = 1; res === undefined; attempt++) {
+      try {
+        const r = await fetch(this.url, {
+          headers: { 'X-Auth-Token': serviceToken, 'X-Subject-Token': token, Accept: 'application/json' },
+          signal: AbortSignal.timeout(this.opts.timeoutMs ?? 10_000),
+        });
+        if (r.status >= 500 && attempt < 2) {
+          await r.body?.cancel();
+          continue;
+        }
+        res = r;
+      } catch (e) {
+        if (attempt < 2 && isTimeout(e)) continue;
+        throw new AuthUnavailableError(
+          `Keystone at ${this.opts.identityUrl} cannot be reached to validate a token (${e instanceof Error ? e.message : String(e)})`,
+        );
+      }
     }
     const text = await res.text();
     let body: unknown = null;
@@ -192,6 +204,10 @@ export class KeystoneTokenValidator implements TokenValidator {
     }
     return { status: res.status, body, serviceToken };
   }
+}
+
+function isTimeout(e: unknown): boolean {
+  return e instanceof Error && (e.name === 'TimeoutError' || e.name === 'AbortError');
 }
 
 /** The v3 base of an identity URL given with or without its /v3. */

@@ -1,4 +1,6 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -224,6 +226,79 @@ describe('token cache and revocation', () => {
       expect(invalidated).toBe(1);
     } finally {
       await ks.sim.close();
+    }
+  });
+});
+
+describe('a slow or failing Keystone', () => {
+  // A Keystone that answers the n-th validation as `answers[n]` says: hang (past the timeout),
+  // a 503, or a valid token.
+  async function keystoneAnswering(answers: ('hang' | 503 | 'ok')[]) {
+    let asked = 0;
+    const held: ServerResponse[] = [];
+    const server = createServer((_req, res) => {
+      const a = answers[asked++] ?? 'ok';
+      if (a === 'hang') {
+        held.push(res);
+        return;
+      }
+      if (a === 503) {
+        res.writeHead(503).end('busy');
+        return;
+      }
+      res.writeHead(200, { 'Content-Type': 'application/json' }).end(
+        JSON.stringify({
+          token: {
+            user: { id: 'u1', name: 'alice' },
+            project: { id: 'p1', name: 'ops' },
+            roles: [{ name: 'reader' }],
+            expires_at: new Date(Date.now() + 3_600_000).toISOString(),
+            audit_ids: ['a1'],
+          },
+        }),
+      );
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as AddressInfo).port;
+    const validator = new KeystoneTokenValidator({
+      identityUrl: `http://127.0.0.1:${port}/identity`,
+      serviceToken: async () => 'service',
+      timeoutMs: 300,
+    });
+    return {
+      validator,
+      asked: () => asked,
+      close: async () => {
+        for (const r of held) r.destroy();
+        server.closeAllConnections();
+        await new Promise<void>((r) => server.close(() => r()));
+      },
+    };
+  }
+
+  it('asks once more after a timeout or a 5xx, and gives 503 only when the second try fails too', async () => {
+    for (const first of ['hang', 503] as const) {
+      const ks = await keystoneAnswering([first, 'ok']);
+      try {
+        expect(await ks.validator.validate('tok-1')).toMatchObject({ userName: 'alice', roles: ['reader'] });
+        expect(ks.asked()).toBe(2);
+      } finally {
+        await ks.close();
+      }
+    }
+    const twice = await keystoneAnswering(['hang', 'hang']);
+    try {
+      await expect(twice.validator.validate('tok-2')).rejects.toThrow(/cannot be reached/);
+      expect(twice.asked()).toBe(2);
+    } finally {
+      await twice.close();
+    }
+    const busy = await keystoneAnswering([503, 503]);
+    try {
+      await expect(busy.validator.validate('tok-3')).rejects.toThrow(/answered 503/);
+      expect(busy.asked()).toBe(2);
+    } finally {
+      await busy.close();
     }
   });
 });
