@@ -1,7 +1,9 @@
 // Executor throughput against the simulator: N moves (default 300) over HTTP through the real
 // clients, at a high clock speed, with the in-memory journal or the store's SQLite journal.
 // Prints moves per minute of simulated time and of wall time, and API calls per move.
-// Run after `npm run build`: node bench/executor.mjs [moves] [--speed 50] [--journal memory|sqlite]
+// Run after `npm run build`:
+//   node bench/executor.mjs [moves] [--speed 50] [--journal memory|sqlite] [--synchronous full|normal]
+// --synchronous: the SQLite store's setting (store.synchronous, docs/configuration.md).
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -29,6 +31,7 @@ const flag = (name, def) => {
 const moves = Number(args.find((a, i) => !a.startsWith('--') && !args[i - 1]?.startsWith('--')) ?? 300);
 const speed = Number(flag('speed', '50'));
 const journalKind = flag('journal', 'memory');
+const synchronous = flag('synchronous', 'full');
 const hostsPerSide = 20;
 
 const sources = Array.from({ length: hostsPerSide }, (_, i) => `src-${i + 1}`);
@@ -112,7 +115,7 @@ let store;
 if (journalKind === 'sqlite') {
   const { openStore } = await import('../dist/store/index.js');
   dir = mkdtempSync(join(tmpdir(), 'aicerine-bench-'));
-  store = await openStore({ kind: 'sqlite', path: join(dir, 'journal.db') });
+  store = await openStore({ kind: 'sqlite', path: join(dir, 'journal.db'), synchronous });
   journal = store;
 }
 const settings = resolveExecutorSettings({
@@ -150,7 +153,7 @@ for (const m of cloud.migrations) perSource.set(m.source, (perSource.get(m.sourc
 const bound = Math.max(...perSource.values());
 console.log(
   `executor: ${moves} moves (${hostsPerSide} sources -> ${hostsPerSide} destinations, 1 per source, 2 per destination, 20 in flight), ` +
-    `journal ${journalKind}, clock x${speed}`,
+    `journal ${journalKind}${journalKind === 'sqlite' ? ` (synchronous ${synchronous})` : ''}, clock x${speed}`,
 );
 console.log(
   `  completed ${summary.counts.completed}, failed ${summary.counts.failed}, skipped ${summary.counts.skipped}`,

@@ -33,6 +33,7 @@ export const BUILTIN_SERVICE: ServiceInput = {
   credentials: { reader: {} },
   store: {
     url: 'sqlite:aicerine.sqlite',
+    synchronous: 'full',
     retention: {
       plans: '90d',
       executions: '400d',
@@ -78,6 +79,8 @@ export const DEFAULT_WHY: Record<string, string> = {
   'credentials.reader': 'like every other command: OS_CLOUD, else the OS_* variables of an openrc',
   'store.url':
     'one file next to the configuration, no server to run; MariaDB only when several replicas share state',
+  'store.synchronous':
+    'the journal must not forget a migration it asked Nova for, whatever stops the machine; normal is for disks whose fsync costs the executor its pace',
   'store.retention.plans':
     'a quarter of plans answers "what did it want to do and why" for any recent incident',
   'store.retention.executions': 'over a year, so yearly audits and seasonal comparisons find every migration',

@@ -527,8 +527,20 @@ function parseStore(
     }
     if (s.passwordFile || s.passwordEnv)
       issue('store', 'a SQLite store has no password: remove passwordFile/passwordEnv');
-    return { kind: 'sqlite', path: resolve(baseDir, path) };
+    const synchronous = s.synchronous ?? builtin.store?.synchronous;
+    // Only when set other than the default, so a default store reads as before.
+    return {
+      kind: 'sqlite',
+      path: resolve(baseDir, path),
+      ...(synchronous === 'normal' ? { synchronous } : {}),
+    };
   }
+  if (s.synchronous !== undefined)
+    issue(
+      'store.synchronous',
+      'a setting of the SQLite store only: MariaDB commits as its server is configured',
+      s.synchronous,
+    );
   const url = parseUrl(text, ['mysql:', 'mariadb:']);
   if (!url) {
     issue('store.url', expected, text);

@@ -384,6 +384,12 @@ export const serviceSchema = mapping({
         'sqlite:PATH (relative to this file), or mysql://USER@HOST[:PORT]/DB, or mysql://USER@localhost/DB?socket=PATH (mariadb:// too)',
       ),
     ...secretSources,
+    synchronous: z
+      .enum(['full', 'normal'])
+      .optional()
+      .describe(
+        'SQLite only: full: each commit waits until it is on disk (survives a power loss); normal: survives a killed process, a power loss may lose the last commits (docs/executor.md, "The journal")',
+      ),
     retention: mapping({
       plans: duration().optional().describe('plans, their moves and approvals'),
       executions: duration().optional().describe('executions with their Nova migration ids'),

@@ -35,7 +35,8 @@ function credential(r: CredentialRef | null): string {
 }
 
 function store(s: StoreConfig): string {
-  if (s.kind === 'sqlite') return `SQLite ${s.path}`;
+  if (s.kind === 'sqlite')
+    return `SQLite ${s.path}${s.synchronous === 'normal' ? ' (synchronous normal: a power loss may lose the last commits)' : ''}`;
   const where = s.socketPath ? `socket ${s.socketPath}` : `${s.host}${s.port ? `:${s.port}` : ''}`;
   return `MariaDB/MySQL ${s.user}@${where} database ${s.database}`;
 }

@@ -37,7 +37,7 @@ export type SecretSource =
   | { kind: 'inline'; value: string };
 
 export type StoreConfig =
-  | { kind: 'sqlite'; path: string }
+  | { kind: 'sqlite'; path: string; synchronous?: 'full' | 'normal' }
   | {
       kind: 'mysql';
       /** host or socketPath is set. */

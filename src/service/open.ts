@@ -55,7 +55,8 @@ export async function openCoordination(c: CoordinationConfig): Promise<ServiceCo
 }
 
 export async function storeOptions(c: StoreConfig): Promise<StoreOptions> {
-  if (c.kind === 'sqlite') return { kind: 'sqlite', path: c.path };
+  if (c.kind === 'sqlite')
+    return { kind: 'sqlite', path: c.path, ...(c.synchronous ? { synchronous: c.synchronous } : {}) };
   return {
     kind: 'mysql',
     ...(c.socketPath !== null ? { socketPath: c.socketPath } : {}),

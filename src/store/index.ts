@@ -2,7 +2,13 @@
 
 export type { AuditEntry, AuditFilter, AuditLogRepository, NewAuditEntry } from './audit.js';
 export { STORE_BACKENDS, type StoreBackend } from './backend.js';
-export type { MysqlStoreOptions, SqliteStoreOptions, StoreOptions } from './connect.js';
+export {
+  type MysqlStoreOptions,
+  SQLITE_SYNCHRONOUS,
+  type SqliteStoreOptions,
+  type SqliteSynchronous,
+  type StoreOptions,
+} from './connect.js';
 export type {
   AggregateCooldown,
   CooldownRepository,

@@ -1,6 +1,8 @@
-// The executor's journal on SQL: every call is one statement or one transaction, committed before
-// it returns, so an acknowledged write survives a crash of the process (kill -9) on both backends.
+// The executor's journal on SQL: every call is committed before it returns (one statement, one
+// transaction, or a share of one: GroupCommit), so an acknowledged write survives a crash of the
+// process (kill -9) on both backends.
 
+import type { Kysely } from 'kysely';
 import {
   EXECUTION_STATES,
   type ExecutionRecord,
@@ -15,7 +17,7 @@ import {
 import { lockRows, type StoreContext, writeTransaction } from './backend.js';
 import { StoreError } from './errors.js';
 import { enforceFence, type OwnerFence } from './ownership.js';
-import type { ExecutionMovesTable, ExecutionsTable } from './schema.js';
+import type { Database, ExecutionMovesTable, ExecutionsTable } from './schema.js';
 import { fromMs, fromMsOrNull, toMs } from './time.js';
 
 /** Rows per INSERT: well under MariaDB's 65,535 and SQLite's 32,766 bound parameters. */
@@ -107,6 +109,58 @@ function checkMoves(executionId: string, moves: PlannedMove[]): void {
   });
 }
 
+type CompareAndSet = (q: Kysely<Database>) => Promise<{ numUpdatedRows: bigint }>;
+
+/**
+ * Compare-and-sets asked while a commit is under way, or in the same turn of the event loop, are
+ * committed together in one transaction: each caller still returns only once its change is
+ * committed, but moves that change state together (a listing that shows several migrations
+ * ended, the pre-flights of the moves it let start) wait for one commit (one fsync) instead of
+ * one each, in turn. better-sqlite3 commits synchronously: every fsync stops the event loop,
+ * and with it the calls to Nova of every other move. Each update stays conditional on its own
+ * row, so one that finds its move changed under it changes nothing and fails alone; an error of
+ * the transaction itself (the disk, a lock held too long) fails every update of the batch, none
+ * of which was committed.
+ */
+class GroupCommit {
+  private queue: { cas: CompareAndSet; resolve: (n: number) => void; reject: (e: unknown) => void }[] = [];
+  private busy = false;
+
+  constructor(private readonly ctx: StoreContext) {}
+
+  add(cas: CompareAndSet): Promise<number> {
+    return new Promise<number>((resolve, reject) => {
+      this.queue.push({ cas, resolve, reject });
+      if (!this.busy) {
+        this.busy = true;
+        setImmediate(() => void this.flush());
+      }
+    });
+  }
+
+  private async flush(): Promise<void> {
+    const batch = this.queue;
+    this.queue = [];
+    try {
+      const first = batch[0];
+      // One update alone needs no transaction around it: it commits by itself.
+      const counts =
+        batch.length === 1 && first !== undefined
+          ? [Number((await first.cas(this.ctx.db)).numUpdatedRows)]
+          : await writeTransaction(this.ctx, async (trx) => {
+              const out: number[] = [];
+              for (const op of batch) out.push(Number((await op.cas(trx)).numUpdatedRows));
+              return out;
+            });
+      for (const [i, op] of batch.entries()) op.resolve(counts[i] ?? 0);
+    } catch (e) {
+      for (const op of batch) op.reject(e);
+    }
+    if (this.queue.length === 0) this.busy = false;
+    else setImmediate(() => void this.flush());
+  }
+}
+
 /**
  * The journal on SQL. It implements the executor's port (ExecutionJournal, src/executor/journal.ts)
  * by shape: the store does not import the executor, the service hands this to it.
@@ -115,6 +169,7 @@ export type SqlJournal = ReturnType<typeof createJournal>;
 
 export function createJournal(ctx: StoreContext, fenceOf?: FenceOf) {
   const { db } = ctx;
+  const groupCommit = new GroupCommit(ctx);
 
   async function moveRow(executionId: string, step: number): Promise<ExecutionMovesTable | undefined> {
     return db
@@ -215,23 +270,27 @@ export function createJournal(ctx: StoreContext, fenceOf?: FenceOf) {
           .where('step', '=', step)
           .where('state', '=', expectedFrom)
           .executeTakeFirst();
-      const result =
+      const updated =
         fenceOf === undefined
-          ? await compareAndSet(db)
-          : await writeTransaction(ctx, async (trx) => {
-              // The owner's fence is checked and the move changed in one transaction.
-              const execution = await trx
-                .selectFrom('executions')
-                .select('aggregate')
-                .where('id', '=', executionId)
-                .executeTakeFirst();
-              if (execution === undefined) throw new StoreError(`store: no execution ${executionId}`);
-              const fence = fenceOf(execution.aggregate);
-              await enforceFence(trx, ctx.backend, fence, at);
-              changes.fence = fence.fence;
-              return compareAndSet(trx);
-            });
-      if (Number(result.numUpdatedRows) === 1) return true;
+          ? await groupCommit.add(compareAndSet)
+          : Number(
+              (
+                await writeTransaction(ctx, async (trx) => {
+                  // The owner's fence is checked and the move changed in one transaction.
+                  const execution = await trx
+                    .selectFrom('executions')
+                    .select('aggregate')
+                    .where('id', '=', executionId)
+                    .executeTakeFirst();
+                  if (execution === undefined) throw new StoreError(`store: no execution ${executionId}`);
+                  const fence = fenceOf(execution.aggregate);
+                  await enforceFence(trx, ctx.backend, fence, at);
+                  changes.fence = fence.fence;
+                  return compareAndSet(trx);
+                })
+              ).numUpdatedRows,
+            );
+      if (updated === 1) return true;
       if ((await moveRow(executionId, step)) === undefined) throw new StoreError(`store: no move ${where}`);
       return false;
     },

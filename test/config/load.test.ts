@@ -355,6 +355,21 @@ describe('credentials and secrets', () => {
       kind: 'sqlite',
       path: '/var/lib/aicerine/a.db',
     });
+    expect(await store({ url: 'sqlite:a.db', synchronous: 'normal' })).toEqual({
+      kind: 'sqlite',
+      path: '/etc/aicerine/a.db',
+      synchronous: 'normal',
+    });
+    expect(await store({ url: 'sqlite:a.db', synchronous: 'full' })).toEqual({
+      kind: 'sqlite',
+      path: '/etc/aicerine/a.db',
+    });
+    expect(await problems({ store: { url: 'sqlite:a.db', synchronous: 'off' } })).toEqual([
+      expect.stringMatching(/store\.synchronous.*"full".*"normal"/),
+    ]);
+    expect(await problems({ store: { url: 'mysql://aic@db/aicerine', synchronous: 'normal' } })).toEqual([
+      expect.stringMatching(/store\.synchronous: a setting of the SQLite store only/),
+    ]);
     expect(await store({ url: 'mysql://aic@db.example.org:3307/aicerine', passwordFile: 'db-pass' })).toEqual(
       {
         kind: 'mysql',

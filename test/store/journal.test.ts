@@ -1,6 +1,12 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { PlannedMove } from '../../src/executor/journal.js';
-import { openStore, type Store, StoreError } from '../../src/store/index.js';
+import { connect } from '../../src/store/connect.js';
+import { openStore, type SqliteSynchronous, type Store, StoreError } from '../../src/store/index.js';
 import { openFresh, type TestBackend, testBackends } from './backends.js';
 
 const T0 = '2026-11-30T12:00:00.000Z';
@@ -207,6 +213,40 @@ describe.each(testBackends().map((b) => [b.name, b] as const))(
         expect((await store.listMoves('exec-1'))[0]!.detail).toBe(`writer ${winner}`);
       });
 
+      it('commits changes of many moves asked at once together, each compare-and-set on its own', async () => {
+        await createExecution(store, 'exec-1', plannedMoves(6));
+        await store.transitionMove('exec-1', 6, 'pending', { state: 'skipped', at: T1 });
+        const results = await Promise.allSettled([
+          ...[1, 2, 3, 4].map((step) =>
+            store.transitionMove('exec-1', step, 'pending', { state: 'issuing', at: T1, detail: `s${step}` }),
+          ),
+          // Not in the state expected: refused alone.
+          store.transitionMove('exec-1', 5, 'issuing', { state: 'migrating', at: T1 }),
+          // A move that does not exist: an error for its caller only.
+          store.transitionMove('exec-1', 99, 'pending', { state: 'issuing', at: T1 }),
+        ]);
+        expect(results.map((r) => (r.status === 'fulfilled' ? r.value : 'rejected'))).toEqual([
+          true,
+          true,
+          true,
+          true,
+          false,
+          'rejected',
+        ]);
+        expect(String((results[5] as PromiseRejectedResult).reason)).toMatch(
+          /no move execution exec-1 step 99/,
+        );
+        const stored = await store.listMoves('exec-1');
+        expect(stored.map((m) => [m.state, m.detail])).toEqual([
+          ['issuing', 's1'],
+          ['issuing', 's2'],
+          ['issuing', 's3'],
+          ['issuing', 's4'],
+          ['pending', null],
+          ['skipped', null],
+        ]);
+      });
+
       it('finishes an execution only when no migration can still be in flight', async () => {
         await createExecution(store, 'exec-1', plannedMoves(3));
         await createExecution(store, 'exec-2', plannedMoves(2));
@@ -247,3 +287,69 @@ describe.each(testBackends().map((b) => [b.name, b] as const))(
     });
   },
 );
+
+describe('execution journal on SQLite: group commit', () => {
+  it('writes the changes asked in one turn of the event loop in one commit', async () => {
+    const sqlite = testBackends().find((b) => b.name === 'sqlite')!;
+    const { options, cleanup } = await sqlite.fresh();
+    if (options.kind !== 'sqlite') throw new Error('expected a SQLite store');
+    const store = await openStore(options);
+    // A second connection reads how many frames the write-ahead log holds: each commit appends
+    // the pages it changed, so twelve commits of one row each write at least twelve frames.
+    const probe = new BetterSqlite3(options.path);
+    const walFrames = (mode: 'TRUNCATE' | 'PASSIVE') =>
+      (probe.pragma(`wal_checkpoint(${mode})`) as { log: number }[])[0]!.log;
+    try {
+      await createExecution(store, 'exec-1', plannedMoves(24));
+      walFrames('TRUNCATE');
+      expect(walFrames('PASSIVE')).toBe(0);
+      const steps = Array.from({ length: 12 }, (_, i) => i + 1);
+      const results = await Promise.all(
+        steps.map((step) => store.transitionMove('exec-1', step, 'pending', { state: 'issuing', at: T1 })),
+      );
+      expect(results.every(Boolean)).toBe(true);
+      const frames = walFrames('PASSIVE');
+      expect(frames).toBeGreaterThan(0);
+      expect(frames).toBeLessThan(steps.length);
+      // Asked one after the other (each awaited), each change is its own commit.
+      walFrames('TRUNCATE');
+      for (const step of steps)
+        await store.transitionMove('exec-1', step, 'issuing', { state: 'migrating', at: T1 });
+      expect(walFrames('PASSIVE')).toBeGreaterThanOrEqual(steps.length);
+    } finally {
+      probe.close();
+      await store.close();
+      await cleanup();
+    }
+  });
+});
+
+describe('SQLite store: synchronous', () => {
+  it('sets when a commit reaches the disk, full unless asked otherwise, and refuses other values', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'aic-sync-'));
+    try {
+      // SQLite's codes: 1 NORMAL, 2 FULL.
+      const level = async (synchronous?: SqliteSynchronous) => {
+        const ctx = connect({
+          kind: 'sqlite',
+          path: join(dir, 'a.db'),
+          ...(synchronous !== undefined ? { synchronous } : {}),
+        });
+        try {
+          return (await sql<{ synchronous: number }>`pragma synchronous`.execute(ctx.db)).rows[0]
+            ?.synchronous;
+        } finally {
+          await ctx.db.destroy();
+        }
+      };
+      expect(await level()).toBe(2);
+      expect(await level('full')).toBe(2);
+      expect(await level('normal')).toBe(1);
+      expect(() =>
+        connect({ kind: 'sqlite', path: join(dir, 'a.db'), synchronous: 'off' as SqliteSynchronous }),
+      ).toThrow('store: synchronous must be one of full, normal, got "off"');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
