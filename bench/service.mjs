@@ -110,14 +110,21 @@ async function makeChanges(n, round) {
   const names = service.latestSnapshot()?.hosts.map((h) => h.name) ?? [];
   for (let i = 0; i < n && names.length > 0; i++) {
     const host = names[Math.floor(((i + 0.5) * names.length) / n + round * 7) % names.length];
-    const res = await fetch(`${origin}/sim/servers`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        name: `bench-change-${round}-${i}`,
-        host,
-        flavor: { name: 'm1.tiny', vcpus: 1, ramMB: 512, diskGB: 1 },
-      }),
+    const post = () =>
+      fetch(`${origin}/sim/servers`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          name: `bench-change-${round}-${i}`,
+          host,
+          flavor: { name: 'm1.tiny', vcpus: 1, ramMB: 512, diskGB: 1 },
+        }),
+      });
+    // A kept-alive socket the simulator closed while the cycle ran fails the first POST before
+    // it is sent ("other side closed"): sent again on a fresh socket, it is not a second boot.
+    const res = await post().catch((e) => {
+      if (e?.cause?.code === 'UND_ERR_SOCKET') return post();
+      throw e;
     });
     if (res.status !== 201)
       throw new Error(`sim: POST /sim/servers on ${host}: ${res.status} ${await res.text()}`);
@@ -168,7 +175,7 @@ async function cycle(kind, changed = 0, profileAs = undefined) {
   );
 }
 
-await cycle('first cycle (full read)');
+await cycle('first cycle (full read)', 0, 'first');
 for (let i = 0; i < steadyCycles; i++) {
   if (changes > 0) await makeChanges(changes, i);
   await cycle(`steady cycle ${i + 1}`, changes, `steady-${i + 1}`);
