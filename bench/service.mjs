@@ -6,8 +6,9 @@
 // simulator apart, with the date and the machine's load. `--changes N` boots N servers (spread
 // over the hosts, so over every aggregate) in the simulator before each steady cycle.
 // Run after `npm run build`:
-// `--profile DIR` writes a CPU profile of the service's process per steady cycle into DIR
-// (DIR/steady-K.cpuprofile, for Chrome's DevTools or `node bench/profile-top.mjs`).
+// `--profile DIR` writes a CPU profile of the service's process per cycle into DIR
+// (DIR/first.cpuprofile for the first cycle, DIR/steady-K.cpuprofile, for Chrome's DevTools or
+// `node bench/profile-top.mjs`).
 //   node bench/service.mjs [hosts servers] [--steady N] [--changes N] [--no-prometheus] [--profile DIR]
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

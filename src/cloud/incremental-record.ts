@@ -18,7 +18,6 @@ import {
   buildSnapshot,
   type CloudReads,
   historySince,
-  hostMetrics,
   mapProvidersToHosts,
   type ProviderData,
   type RecordOptions,
@@ -153,8 +152,6 @@ export class IncrementalRecorder {
   private serverMetrics: { metrics: LoadedMetrics; cyclesSince: number } | undefined;
   /** Servers as built last cycle: one Nova reports unchanged is not built again. */
   private memo = new SnapshotMemo();
-  /** The host names the last cycle measured loads for. */
-  private lastHostTargets: string[] | undefined;
   private readonly opts: IncrementalOptions & typeof DEFAULTS;
 
   constructor(
@@ -230,21 +227,6 @@ export class IncrementalRecorder {
     let full = false;
     let fullReason = this.fullReasonBefore();
     let changes = noChanges();
-    // A steady cycle that keeps the per-server figures asks Prometheus only for host figures, of
-    // the hosts it measured last time (a change of hosts is seen below, and asked again): asked
-    // now, Prometheus evaluates them while Nova and Placement answer, instead of after. At 5,000
-    // hosts the evaluation was most of a steady cycle's wall time (docs/benchmarks.md).
-    const keptBefore = this.serverMetrics;
-    const early =
-      fullReason === undefined &&
-      this.session.prometheus !== undefined &&
-      this.lastHostTargets !== undefined &&
-      keptBefore !== undefined &&
-      keptBefore.cyclesSince + 1 < Math.max(1, this.opts.serverMetricsEveryCycles)
-        ? { hosts: this.lastHostTargets, figures: hostMetrics(this.session, this.opts, this.lastHostTargets) }
-        : undefined;
-    // Awaited below, or dropped; a failure is reported there, not as an unhandled rejection.
-    early?.figures.catch(() => undefined);
     if (fullReason === undefined) {
       try {
         changes = await this.incremental();
@@ -286,14 +268,7 @@ export class IncrementalRecorder {
     const kept = this.serverMetrics;
     const serversDue =
       full || kept === undefined || kept.cyclesSince + 1 >= Math.max(1, this.opts.serverMetricsEveryCycles);
-    const hostTargets = built.targets.hosts;
-    const hostFigures =
-      early !== undefined && !serversDue && sameList(early.hosts, hostTargets)
-        ? await early.figures
-        : undefined;
-    if (early !== undefined && hostFigures === undefined) await early.figures.catch(() => undefined);
-    await addLoads(this.session, built, this.opts, serversDue ? undefined : kept.metrics, hostFigures);
-    this.lastHostTargets = hostTargets;
+    await addLoads(this.session, built, this.opts, serversDue ? undefined : kept.metrics);
     const metrics = built.result.metrics;
     if (metrics !== undefined) {
       if (serversDue) {
@@ -508,10 +483,4 @@ function wantedProviders(
     if (rp) out.add(rp.uuid);
   }
   return out;
-}
-
-function sameList(a: readonly string[], b: readonly string[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }

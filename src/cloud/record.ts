@@ -459,27 +459,6 @@ export function buildSnapshot(
 const HOSTS_ONLY: ReadonlySet<'host' | 'server'> = new Set(['host']);
 
 /**
- * Queries only the host rules, for these hosts: what `addLoads` asks with `serverFiguresFrom`.
- * The incremental recorder starts it before its Nova and Placement reads, so Prometheus
- * evaluates while they run.
- */
-export function hostMetrics(
-  session: CloudSession,
-  opts: RecordOptions,
-  hosts: string[],
-): Promise<LoadedMetrics> {
-  if (!session.prometheus) throw new Error('hostMetrics: the session has no Prometheus');
-  const now = opts.now ?? (() => new Date());
-  return loadMetrics(
-    session.prometheus,
-    opts.metricsPolicy ?? DEFAULT_METRICS_POLICY,
-    { hosts, servers: [] },
-    now(),
-    HOSTS_ONLY,
-  );
-}
-
-/**
  * Measures host and server loads from Prometheus, when the session has it, into the snapshot.
  * With `serverFiguresFrom`, only the host rules are queried and servers keep that earlier read's
  * figures (the incremental recorder reads per-server series on a slower cadence).
@@ -489,8 +468,6 @@ export async function addLoads(
   built: BuiltSnapshot,
   opts: RecordOptions,
   serverFiguresFrom?: LoadedMetrics,
-  /** With `serverFiguresFrom`: the host figures already read (`hostMetrics`) for these very hosts. */
-  hostFigures?: LoadedMetrics,
 ): Promise<void> {
   if (!session.prometheus) return;
   const now = opts.now ?? (() => new Date());
@@ -498,16 +475,13 @@ export async function addLoads(
   const { hosts, servers } = snapshot;
   const targets = built.targets;
   built.result.loadTargets = targets;
-  const fresh =
-    serverFiguresFrom !== undefined && hostFigures !== undefined
-      ? hostFigures
-      : await loadMetrics(
-          session.prometheus,
-          opts.metricsPolicy ?? DEFAULT_METRICS_POLICY,
-          targets,
-          now(),
-          serverFiguresFrom === undefined ? undefined : HOSTS_ONLY,
-        );
+  const fresh = await loadMetrics(
+    session.prometheus,
+    opts.metricsPolicy ?? DEFAULT_METRICS_POLICY,
+    targets,
+    now(),
+    serverFiguresFrom === undefined ? undefined : HOSTS_ONLY,
+  );
   const metrics = serverFiguresFrom === undefined ? fresh : withServerMetrics(fresh, serverFiguresFrom);
   for (const h of hosts) {
     const load = metrics.hostLoads.get(h.name);
