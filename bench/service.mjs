@@ -6,8 +6,9 @@
 // simulator apart, with the date and the machine's load. `--changes N` boots N servers (spread
 // over the hosts, so over every aggregate) in the simulator before each steady cycle.
 // Run after `npm run build`:
-// `--profile DIR` writes a CPU profile of the service's process per steady cycle into DIR
-// (DIR/steady-K.cpuprofile, for Chrome's DevTools or `node bench/profile-top.mjs`).
+// `--profile DIR` writes a CPU profile of the service's process per cycle into DIR
+// (DIR/first.cpuprofile for the first cycle, DIR/steady-K.cpuprofile, for Chrome's DevTools or
+// `node bench/profile-top.mjs`).
 //   node bench/service.mjs [hosts servers] [--steady N] [--changes N] [--no-prometheus] [--profile DIR]
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -110,14 +111,21 @@ async function makeChanges(n, round) {
   const names = service.latestSnapshot()?.hosts.map((h) => h.name) ?? [];
   for (let i = 0; i < n && names.length > 0; i++) {
     const host = names[Math.floor(((i + 0.5) * names.length) / n + round * 7) % names.length];
-    const res = await fetch(`${origin}/sim/servers`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        name: `bench-change-${round}-${i}`,
-        host,
-        flavor: { name: 'm1.tiny', vcpus: 1, ramMB: 512, diskGB: 1 },
-      }),
+    const post = () =>
+      fetch(`${origin}/sim/servers`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          name: `bench-change-${round}-${i}`,
+          host,
+          flavor: { name: 'm1.tiny', vcpus: 1, ramMB: 512, diskGB: 1 },
+        }),
+      });
+    // A kept-alive socket the simulator closed while the cycle ran fails the first POST before
+    // it is sent ("other side closed"): sent again on a fresh socket, it is not a second boot.
+    const res = await post().catch((e) => {
+      if (e?.cause?.code === 'UND_ERR_SOCKET') return post();
+      throw e;
     });
     if (res.status !== 201)
       throw new Error(`sim: POST /sim/servers on ${host}: ${res.status} ${await res.text()}`);
@@ -168,7 +176,7 @@ async function cycle(kind, changed = 0, profileAs = undefined) {
   );
 }
 
-await cycle('first cycle (full read)');
+await cycle('first cycle (full read)', 0, 'first');
 for (let i = 0; i < steadyCycles; i++) {
   if (changes > 0) await makeChanges(changes, i);
   await cycle(`steady cycle ${i + 1}`, changes, `steady-${i + 1}`);

@@ -9,9 +9,11 @@ import { windowState } from '../config/windows.js';
 import type { AggregatePlan, Move, Plan } from '../model/plan.js';
 import type { Snapshot } from '../model/snapshot.js';
 import { planSnapshot } from '../planner/index.js';
+import type { DimensionDef } from '../policy/types.js';
 import { type Decision, decide } from './decide.js';
 import { assessEmergencies } from './emergencies.js';
 import {
+  absorbedChange,
   fingerprintChange,
   loadTolerance,
   type PlanningFingerprint,
@@ -205,6 +207,11 @@ interface LastPlan {
   /** The stored plan (null: it had no move, nothing was stored) and the status it was stored in. */
   planId: string | null;
   status: StoredPlanStatus | null;
+  /**
+   * Kept across servers booted or deleted (stillHolds): the slice the checker last accepted it
+   * on, so an unchanged slice is not checked again every cycle.
+   */
+  checkedWith?: PlanningFingerprint;
 }
 
 /** Whether two single-aggregate plans propose the same moves (figures and times aside). */
@@ -226,6 +233,40 @@ export function sameMoves(a: Plan, b: Plan): boolean {
       (m.after ?? []).join(',') === (n.after ?? []).join(',')
     );
   });
+}
+
+// Without the gap: no one reads a stored plan's lower bound to decide, and it was a third of
+// re-planning a 10,000-server aggregate after one of its servers changed.
+const LOOP_PLAN_OPTIONS = { lowerBound: false } as const;
+
+const FIGURES_ONLY: ReadonlySet<ViolationCode> = new Set(['stats-mismatch', 'reason-mismatch']);
+
+/**
+ * Whether the last plan's conclusion holds after servers were booted or deleted in the aggregate:
+ * each host's figure moved by at most the tolerance counting them (absorbedChange), and the
+ * independent checker still accepts the plan on today's snapshot (a new server may have taken a
+ * destination's room). Checking costs a fraction of planning 10,000 servers again.
+ */
+function stillHolds(
+  last: LastPlan,
+  planning: Snapshot,
+  aggregate: string,
+  fingerprint: PlanningFingerprint,
+  tolerance: number,
+  dimensions: readonly DimensionDef[],
+): boolean {
+  const agg = last.plan.aggregates.length === 1 ? last.plan.aggregates[0] : undefined;
+  if (agg === undefined || agg.name !== aggregate) return false;
+  if (absorbedChange(fingerprint, last.inputs, tolerance, dimensions) !== null) return false;
+  // Checked already on these very hosts and servers (loads aside): the checker's answer stands.
+  if (
+    last.checkedWith !== undefined &&
+    fingerprintChange(fingerprint, last.checkedWith, Number.POSITIVE_INFINITY) === null
+  )
+    return true;
+  // Its figures (before and after, the imbalance each reason quotes) are those of the day it was
+  // made, as for any plan kept across loads within the tolerance; everything else must hold.
+  return checkPlan(planning, last.plan).violations.every((v) => FIGURES_ONLY.has(v.code));
 }
 
 const OBSERVE_SUMMARY = 'observe mode: plan stored, nothing executed';
@@ -402,6 +443,8 @@ export class ControlLoop {
     const policy = { ...s.policy, aggregates: [s.name] };
     let fingerprint: PlanningFingerprint | null = null;
     let reused: LastPlan | null = null;
+    /** Set when the last plan was kept across servers booted or deleted, checked on this slice. */
+    let checkedWith: PlanningFingerprint | undefined;
     if (stored && progress) {
       plan = stored.plan;
       approvedAll = await store.approvedSteps(stored.id);
@@ -410,9 +453,18 @@ export class ControlLoop {
     } else {
       fingerprint = planningFingerprint(planning, s.name, policy);
       const last = this.lastPlans.get(s.name);
-      if (last !== undefined && fingerprintChange(fingerprint, last.inputs, loadTolerance(s.policy)) === null)
+      const tolerance = loadTolerance(s.policy);
+      if (last !== undefined && fingerprintChange(fingerprint, last.inputs, tolerance) === null)
         reused = last;
-      plan = reused !== null ? reused.plan : planSnapshot(planning, policy);
+      else if (
+        last !== undefined &&
+        last.refused === null &&
+        stillHolds(last, planning, s.name, fingerprint, tolerance, s.policy.dimensions)
+      ) {
+        reused = last;
+        checkedWith = fingerprint;
+      }
+      plan = reused !== null ? reused.plan : planSnapshot(planning, policy, LOOP_PLAN_OPTIONS);
     }
     const planned = plan.aggregates.find((a) => a.name === s.name);
     if (!planned) return { ...base, verdict, summary: `aggregate ${s.name} is not in the snapshot` };
@@ -542,7 +594,7 @@ export class ControlLoop {
       // A cycle that acts does the whole work: the plan is made and checked on this cycle's
       // figures, not on those (within the tolerance) of the cycle that made the last one.
       reused = null;
-      plan = planSnapshot(planning, policy);
+      plan = planSnapshot(planning, policy, LOOP_PLAN_OPTIONS);
       const fresh = plan.aggregates.find((a) => a.name === s.name);
       if (!fresh) return { ...base, verdict, summary: `aggregate ${s.name} is not in the snapshot` };
       aggPlan = fresh;
@@ -606,6 +658,13 @@ export class ControlLoop {
           refused: null,
           planId,
           status: aggPlan.moves.length > 0 ? status : null,
+          ...(reused !== null
+            ? checkedWith !== undefined
+              ? { checkedWith }
+              : reused.checkedWith !== undefined
+                ? { checkedWith: reused.checkedWith }
+                : {}
+            : {}),
         });
       if (decision.start.length > 0) this.lastPlans.delete(s.name);
     } else if (stored && decision.start.length > 0 && progress !== null) {

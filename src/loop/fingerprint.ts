@@ -12,7 +12,7 @@
 // comparison only for the objects that are new.
 import { createHash } from 'node:crypto';
 import type { Host, Server, Snapshot } from '../model/snapshot.js';
-import type { Policy } from '../policy/types.js';
+import type { DimensionDef, Policy } from '../policy/types.js';
 
 export interface PlanningFingerprint {
   /** Hash of the policy, the slice's server groups and the load profiles' state. */
@@ -147,5 +147,107 @@ export function fingerprintChange(
         : `server ${now.servers[i - now.hosts.length]!.id}: load moved beyond the tolerance`;
     }
   }
+  return null;
+}
+
+/** The load the planner counts for a server in a dimension: measured, else the policy's stand-in. */
+function plannerLoad(server: Server, measured: number, d: DimensionDef, host: Host | undefined): number {
+  if (!Number.isNaN(measured)) return measured;
+  const f = server.flavor;
+  const v =
+    d.missingServerLoad === 'flavor-vcpus'
+      ? f.vcpus
+      : d.missingServerLoad === 'flavor-ram'
+        ? f.ramMB
+        : d.missingServerLoad === 'flavor-disk'
+          ? f.diskGB
+          : 0;
+  return v / capacity(host, d.capacity);
+}
+
+/** Whether two hosts are equal but for their measured load and their Placement usage. */
+function sameButLoadAndUsage(a: Host, b: Host): boolean {
+  if (a === b) return true;
+  const { usage: _u, ...x } = a;
+  const { usage: _v, ...y } = b;
+  return sameButLoad(x, y);
+}
+
+/**
+ * Servers booted or deleted since the last plan, and nothing else beyond loads within the
+ * tolerance: null when each host's utilization, counting the servers that came or went with the
+ * load the planner gives them (measured, else the policy's stand-in for a missing load), and its
+ * own drift, moved by at most the tolerance; the reason otherwise. This is the argument of
+ * `loadTolerance` for a server that appears or disappears: its host's figure moves by its share,
+ * so the imbalance moves by at most half the target, and a plan that was right is still right.
+ * Server groups are in the key: a new member of one is a change. What this cannot say is whether
+ * the plan's moves still fit (a new server may take a destination's room): the caller checks the
+ * plan again on today's snapshot before keeping it.
+ */
+export function absorbedChange(
+  now: PlanningFingerprint,
+  ref: PlanningFingerprint,
+  tolerance: number,
+  dimensions: readonly DimensionDef[],
+): string | null {
+  if (now.key !== ref.key) return 'the policy, a server group or the load profiles changed';
+  const D = now.dims;
+  if (D !== ref.dims || D !== dimensions.length) return 'the policy changed';
+  if (now.hosts.length !== ref.hosts.length) return 'a host joined or left';
+  const slot = new Map<string, number>();
+  for (let i = 0; i < now.hosts.length; i++) {
+    const a = now.hosts[i]!;
+    if (a.name !== ref.hosts[i]!.name) return `host ${a.name} is new`;
+    if (!sameButLoadAndUsage(a, ref.hosts[i]!)) return `host ${a.name} changed`;
+    slot.set(a.name, i);
+  }
+  // What the servers that came or went add to or take from each host's utilization.
+  const moved = new Float64Array(now.hosts.length * D);
+  const count = (s: Server, loads: Float64Array, k: number, hosts: readonly Host[]): string | null => {
+    const h = slot.get(s.host);
+    if (h === undefined) return `server ${s.id} is on host ${s.host}, outside the aggregate`;
+    for (let d = 0; d < D; d++) {
+      const share = Math.abs(plannerLoad(s, loads[k * D + d]!, dimensions[d]!, hosts[h]));
+      moved[h * D + d] = moved[h * D + d]! + (Number.isFinite(share) ? share : Number.POSITIVE_INFINITY);
+    }
+    return null;
+  };
+  const H = now.hosts.length;
+  const before = new Map<string, number>();
+  for (let i = 0; i < ref.servers.length; i++) before.set(ref.servers[i]!.id, i);
+  const seen = new Uint8Array(ref.servers.length);
+  for (let i = 0; i < now.servers.length; i++) {
+    const a = now.servers[i]!;
+    const j = before.get(a.id);
+    if (j === undefined) {
+      const why = count(a, now.loads, H + i, now.hosts);
+      if (why !== null) return why;
+      continue;
+    }
+    seen[j] = 1;
+    if (!sameButLoad(a, ref.servers[j]!)) return `server ${a.id} changed`;
+    for (let d = 0; d < D; d++) {
+      const u = now.loads[(H + i) * D + d]!;
+      const v = ref.loads[(H + j) * D + d]!;
+      if (Number.isNaN(u) !== Number.isNaN(v) || Math.abs(u - v) > tolerance)
+        return `server ${a.id}: load moved beyond the tolerance`;
+    }
+  }
+  for (let j = 0; j < ref.servers.length; j++) {
+    if (seen[j] === 1) continue;
+    const why = count(ref.servers[j]!, ref.loads, H + j, ref.hosts);
+    if (why !== null) return why;
+  }
+  for (let h = 0; h < H; h++)
+    for (let d = 0; d < D; d++) {
+      const u = now.loads[h * D + d]!;
+      const v = ref.loads[h * D + d]!;
+      if (Number.isNaN(u) !== Number.isNaN(v)) return `host ${now.hosts[h]!.name}: load measured or lost`;
+      // The planner takes a host's measured load when there is one (the servers that came or
+      // went are in it, or not yet, as the planner sees them), else the sum of its servers'.
+      const change = Number.isNaN(u) ? moved[h * D + d]! : Math.abs(u - v);
+      if (change > tolerance)
+        return `host ${now.hosts[h]!.name}: servers booted or deleted move its load beyond the tolerance`;
+    }
   return null;
 }

@@ -31,6 +31,13 @@ function spareHosts(state: ClusterState, agg: number, count: number): string[] {
 export interface PlanOptions {
   /** Milliseconds clock for stats.planningMs; without it planningMs is 0 and the plan is byte-stable. */
   now?: () => number;
+  /**
+   * Whether spread plans carry the gap (stats.imbalanceLowerBound:<aggregate>, docs/planner.md).
+   * Default true. The bound is for an operator reading one plan; at 10,000 servers it costs about
+   * a third of the planning, so the control loop, which re-plans an aggregate whenever one of
+   * its servers changes, leaves it out (docs/control-loop.md).
+   */
+  lowerBound?: boolean;
 }
 
 /**
@@ -51,7 +58,8 @@ export function planSnapshot(snapshot: Snapshot, policy: Policy, options: PlanOp
   const before = current.aggregates.map((a) => balanceStats(current, a.index));
   const objectiveBefore = state.aggregates.map((a) => state.imbalance(a.index));
   const initiallyOccupied = state.hosts.map((_, h) => state.on[h]!.size > 0);
-  const lowerBound = imbalanceLowerBounds(state);
+  const lowerBound =
+    policy.mode === 'spread' && options.lowerBound !== false ? imbalanceLowerBounds(state) : null;
 
   const ctx = new PlanContext(state, forecast?.policy ?? policy);
   let partlyDrained: number[][] = state.aggregates.map(() => []);
@@ -147,7 +155,7 @@ export function planSnapshot(snapshot: Snapshot, policy: Policy, options: PlanOp
       servers: state.servers.length,
       evaluations: ctx.work.evaluations,
       // Per aggregate (spread): no plan of as many moves can reach an imbalance below this.
-      ...(policy.mode === 'spread'
+      ...(lowerBound !== null
         ? Object.fromEntries(
             aggregates.map((a, i) => [
               `imbalanceLowerBound:${a.name}`,

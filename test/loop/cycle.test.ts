@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { parseWindow, type WeeklyWindow } from '../../src/config/windows.js';
 import { ControlLoop } from '../../src/loop/cycle.js';
 import { DEFAULT_HEALTH_THRESHOLDS, type ReadProblems } from '../../src/loop/health.js';
@@ -145,6 +145,20 @@ class InstantExecutor implements ExecutorPort {
     }
   }
 }
+
+// Counts the loop's calls of the planner (passed through): whether a cycle planned or kept a plan
+// is otherwise seen only when the new plan differs.
+const planner = vi.hoisted(() => ({ calls: 0 }));
+vi.mock('../../src/planner/index.js', async (load) => {
+  const real = await load<typeof import('../../src/planner/index.js')>();
+  return {
+    ...real,
+    planSnapshot: (...args: Parameters<typeof real.planSnapshot>) => {
+      planner.calls++;
+      return real.planSnapshot(...args);
+    },
+  };
+});
 
 const clock = { now: Date.parse('2026-11-28T23:00:00Z') }; // a Saturday, 00:00 in Paris
 const win = (text: string): WeeklyWindow => {
@@ -596,6 +610,50 @@ describe('control loop: unchanged aggregates', () => {
     expect(changed.unchanged).toBeUndefined();
     expect(store.plans).toHaveLength(2);
     expect(store.plans[1]!.plan.aggregates[0]!.moves.every((m) => m.to !== 'd')).toBe(true);
+  });
+
+  it('servers booted within the tolerance keep the plan, unless it no longer fits or a host moved beyond', async () => {
+    const { loop, store, snap, setSnap } = setup({ mode: 'observe' });
+    const first = (await loop.runCycle()).aggregates[0]!;
+    const plan = store.plans[0]!.plan.aggregates[0]!;
+    const to = plan.moves[0]!.to;
+    // Booted as Nova and Placement would show it: listed on its host, and claimed there.
+    const boot = (id: string, on: string, spec: Parameters<typeof server>[2]) => {
+      const s = snap();
+      const v = server(id, on, spec);
+      const hosts = s.hosts.map((h) =>
+        h.name === on
+          ? {
+              ...h,
+              usage: {
+                ...h.usage,
+                VCPU: (h.usage.VCPU ?? 0) + v.flavor.vcpus,
+                MEMORY_MB: (h.usage.MEMORY_MB ?? 0) + v.flavor.ramMB,
+              },
+            }
+          : h,
+      );
+      setSnap({ ...s, hosts, servers: [...s.servers, v] });
+    };
+    // A small server on the plan's busiest source: its host's measured figure stays within the
+    // tolerance, and every move still fits.
+    boot('n1', plan.moves[0]!.from, { vcpus: 1, ramMB: 512, cpu: 0.01, memMB: 100 });
+    clock.now += 300_000;
+    const calls = planner.calls;
+    const kept = (await loop.runCycle()).aggregates[0]!;
+    expect(planner.calls).toBe(calls);
+    expect(kept.unchanged).toBe(true);
+    expect(kept.planId).toBe(first.planId);
+    expect(store.plans).toHaveLength(1);
+    // One that takes the whole of a destination's room: the checker no longer accepts the plan.
+    const room = snap().hosts.find((h) => h.name === to)!.inventory.VCPU!;
+    boot('n2', to, { vcpus: Math.ceil(room.total * room.allocationRatio), ramMB: 512, cpu: 0, memMB: 0 });
+    clock.now += 300_000;
+    const replanned = (await loop.runCycle()).aggregates[0]!;
+    expect(planner.calls).toBe(calls + 1);
+    expect(replanned.unchanged).toBeUndefined();
+    expect(store.plans).toHaveLength(2);
+    expect(store.plans[1]!.plan.aggregates[0]!.moves.every((m) => m.to !== to)).toBe(true);
   });
 
   it('a restarted loop plans again but does not store the same plan twice', async () => {

@@ -2,7 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { checkPlan } from '../../src/checker/index.js';
 import { aggregateOutcome } from '../../src/checker/stats.js';
 import { buildWorld } from '../../src/checker/world.js';
-import { fingerprintChange, loadTolerance, planningFingerprint } from '../../src/loop/fingerprint.js';
+import {
+  absorbedChange,
+  fingerprintChange,
+  loadTolerance,
+  planningFingerprint,
+} from '../../src/loop/fingerprint.js';
 import { measuredBalance } from '../../src/loop/gain.js';
 import { AggregateSlices } from '../../src/loop/slices.js';
 import { planSnapshot } from '../../src/planner/index.js';
@@ -122,6 +127,66 @@ describe('planning fingerprint', () => {
     const lost = twoAggregates();
     delete lost.servers[2]!.load;
     expect(change(lost, twoAggregates())).toMatch(/server g3/);
+  });
+});
+
+describe('servers booted or deleted since the last plan', () => {
+  const policy = { ...DEFAULT_POLICY, aggregates: ['gold'] };
+  const tol = loadTolerance(policy);
+  const fp = (s: ReturnType<typeof twoAggregates>) =>
+    planningFingerprint(new AggregateSlices(s).slice('gold'), 'gold', policy);
+  const absorbed = (a: ReturnType<typeof twoAggregates>, b: ReturnType<typeof twoAggregates>) =>
+    absorbedChange(fp(a), fp(b), tol, policy.dimensions);
+  const booted = (load?: { cpu: number; memoryMB: number }) => {
+    const snap = twoAggregates();
+    const s = server('n1', 'a2', { vcpus: 1, ramMB: 512 });
+    if (load === undefined) delete s.load;
+    else s.load = load;
+    snap.servers.push(s);
+    return snap;
+  };
+
+  it('are absorbed while each host moves within the tolerance, measured or not', () => {
+    const base = twoAggregates();
+    const now = booted({ cpu: 0.1, memoryMB: 256 });
+    now.hosts[1]!.load!.cpu! += 0.1;
+    expect(fingerprintChange(fp(now), fp(base), tol)).toMatch(/added/);
+    expect(absorbed(now, base)).toBeNull();
+    const gone = twoAggregates();
+    gone.servers.splice(
+      gone.servers.findIndex((s) => s.id === 'g7'),
+      1,
+    );
+    expect(absorbed(gone, base)).toBeNull();
+    // Without host figures the planner sums the servers': the newcomer's stand-in load counts.
+    const unmeasured = (s: ReturnType<typeof twoAggregates>) => {
+      for (const h of s.hosts) delete h.load;
+      return s;
+    };
+    expect(absorbed(unmeasured(booted()), unmeasured(twoAggregates()))).toBeNull();
+    const big = booted();
+    big.servers.at(-1)!.flavor = { ...big.servers.at(-1)!.flavor, ramMB: 65536 * tol * 1.5 };
+    expect(absorbed(unmeasured(big), unmeasured(twoAggregates()))).toMatch(/host a2/);
+  });
+
+  it('are not absorbed when a host moves beyond the tolerance, or anything else changed', () => {
+    const base = twoAggregates();
+    const hot = booted({ cpu: 1, memoryMB: 256 });
+    hot.hosts[1]!.load!.cpu! += 16 * tol * 1.1;
+    expect(absorbed(hot, base)).toMatch(/host a2/);
+    const moved = booted({ cpu: 0.1, memoryMB: 256 });
+    moved.servers.find((s) => s.id === 'g7')!.host = 'a3';
+    expect(absorbed(moved, base)).toMatch(/server g7 changed/);
+    const grouped = booted({ cpu: 0.1, memoryMB: 256 });
+    grouped.serverGroups[0]!.members.push('n1');
+    expect(absorbed(grouped, base)).toMatch(/server group/);
+    const disabled = booted({ cpu: 0.1, memoryMB: 256 });
+    disabled.hosts[1]!.service = { ...disabled.hosts[1]!.service, status: 'disabled', disabledReason: 'x' };
+    expect(absorbed(disabled, base)).toMatch(/host a2 changed/);
+    // Placement usage follows the servers that came: not a change in itself.
+    const used = booted({ cpu: 0.1, memoryMB: 256 });
+    used.hosts[1]!.usage = { ...used.hosts[1]!.usage, VCPU: (used.hosts[1]!.usage.VCPU ?? 0) + 1 };
+    expect(absorbed(used, base)).toBeNull();
   });
 });
 

@@ -44,6 +44,26 @@ describe('imbalance lower bound', () => {
     );
   });
 
+  it('is left out on request (the control loop), and the plan is otherwise the same', () => {
+    fc.assert(
+      fc.property(shape, fc.integer({ min: 0, max: 30 }), (s, budget) => {
+        const snap = build(s, true);
+        const policy = policyWith({ minGain: 0, migrationCostPerSecond: 0, budget: { maxMoves: budget } });
+        const withBound = planSnapshot(snap, policy);
+        const without = planSnapshot(snap, policy, { lowerBound: false });
+        expect(Object.keys(without.stats).filter((k) => k.startsWith('imbalanceLowerBound:'))).toEqual([]);
+        const { stats: a, ...restA } = withBound;
+        const { stats: b, ...restB } = without;
+        expect(restB).toEqual(restA);
+        const kept = Object.fromEntries(
+          Object.entries(a).filter(([k]) => !k.startsWith('imbalanceLowerBound:')),
+        );
+        expect(b).toEqual(kept);
+      }),
+      { numRuns: 50, seed: 5 },
+    );
+  });
+
   it('is never above the best one or two moves found by trying them all, within the zone, legal or not', () => {
     fc.assert(
       fc.property(shape, (s) => {
