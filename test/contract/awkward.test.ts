@@ -366,7 +366,11 @@ describe('Placement during a migration', () => {
       ]);
       expect((await follow(id, since)).status).toBe('completed');
       // Emptying the record's claim (PUT with no allocations) bumps the source again; the
-      // destination keeps its generation.
+      // destination keeps its generation. Nova saves the record `completed` before it empties the
+      // claim (nova/compute/manager.py, _post_live_migration), so on the lab the source may still
+      // be at +1 for a moment after the record reads completed: wait for it to move.
+      const deadline = Date.now() + TIMEOUT;
+      while ((await generation(src)) === g0.src + 1 && Date.now() < deadline) await sleep(100);
       expect({ src: await generation(src), dst: await generation(dst) }).toEqual({
         src: g0.src + 2,
         dst: g0.dst + 1,
