@@ -1,7 +1,7 @@
 // The data-health gate: a cycle acts only on data it can trust. Stale, partial or contradictory
 // reads block action for the aggregate (the plan may still be stored for reading), and the
 // reasons are kept so an operator sees why nothing moved. Pure: everything comes in as input.
-import type { Host, Snapshot } from '../model/snapshot.js';
+import type { Host, Server, Snapshot } from '../model/snapshot.js';
 import { own } from '../util/maps.js';
 
 export interface HealthThresholds {
@@ -111,7 +111,21 @@ export function assessHealth(
   }
   for (const w of problems.partialReads) reasons.push(`partial: ${w}`);
 
-  const servers = snapshot.servers.filter((s) => hostNames.has(s.host));
+  // One pass over the slice's servers for everything the gate takes from them (it runs every
+  // cycle for every aggregate, changes or not): which are here, their flavors per host, and
+  // which are migrating.
+  const servers: Server[] = [];
+  const flavorSums = new Map<string, { vcpu: number; ram: number }>();
+  for (const h of hostNames) flavorSums.set(h, { vcpu: 0, ram: 0 });
+  const migrating: Server[] = [];
+  for (const s of snapshot.servers) {
+    const sum = flavorSums.get(s.host);
+    if (sum === undefined) continue;
+    servers.push(s);
+    sum.vcpu += s.flavor.vcpus;
+    sum.ram += s.flavor.ramMB;
+    if (s.taskState?.startsWith('migrat') === true) migrating.push(s);
+  }
   const missingHosts = problems.hostsWithoutLoad.filter((h) => hostNames.has(h));
   if (hosts.length > 0 && missingHosts.length / hosts.length > t.maxMissingLoadFraction) {
     reasons.push(
@@ -144,13 +158,6 @@ export function assessHealth(
     }
   }
 
-  const flavorSums = new Map<string, { vcpu: number; ram: number }>();
-  for (const s of servers) {
-    const sum = flavorSums.get(s.host) ?? { vcpu: 0, ram: 0 };
-    sum.vcpu += s.flavor.vcpus;
-    sum.ram += s.flavor.ramMB;
-    flavorSums.set(s.host, sum);
-  }
   for (const h of hosts) {
     if (input.ownInFlight.hosts.has(h.name)) continue;
     const sum = flavorSums.get(h.name) ?? { vcpu: 0, ram: 0 };
@@ -181,9 +188,7 @@ export function assessHealth(
     }
   }
 
-  const foreign = servers.filter(
-    (s) => s.taskState?.startsWith('migrat') === true && !input.ownInFlight.servers.has(s.id),
-  );
+  const foreign = migrating.filter((s) => !input.ownInFlight.servers.has(s.id));
   if (foreign.length > 0) {
     reasons.push(
       `busy: ${foreign.length} server(s) migrating not by Aicerine (e.g. ${foreign
