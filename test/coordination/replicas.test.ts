@@ -293,136 +293,130 @@ const median = (xs: number[]) => {
   return s.length === 0 ? Number.NaN : s[Math.floor((s.length - 1) / 2)]!;
 };
 
-// The three scenarios run at once: each has its own simulator, database and etcd prefix, and
-// spends most of its time waiting on simulated migrations and lease TTLs, not on the CPU.
-describe.skipIf(etcd === null || !mariadb.available)(
-  'replicas on MariaDB + etcd',
-  { concurrent: true },
-  () => {
-    it('kill -9 of an owner mid-execution: the others take over within the TTL, no server migrated twice', async () => {
-      const s = await scenario('kill9');
-      const ids = ['r1', 'r2', 'r3'];
-      const replicas = new Map(ids.map((id) => [id, s.replica(id)]));
-      await Promise.all([...replicas.values()].map((p) => p.next(/^ready /, 180_000)));
-      // Joining replicas took their share from the first one (hand-overs on join).
-      await waitFor('3 owners', () => new Set(AGGREGATES.map((a) => s.currentOwner(a))).size === 3, 60_000);
-      await s.go();
-      // The victim: an owner with a migration in flight.
-      let victim = '';
-      await waitFor(
-        'a migration in flight',
-        () => {
-          for (const a of s.migrating()) {
-            const owner = s.currentOwner(a);
-            if (owner !== null) {
-              victim = owner;
-              return true;
-            }
+describe.skipIf(etcd === null || !mariadb.available)('replicas on MariaDB + etcd', () => {
+  it('kill -9 of an owner mid-execution: the others take over within the TTL, no server migrated twice', async () => {
+    const s = await scenario('kill9');
+    const ids = ['r1', 'r2', 'r3'];
+    const replicas = new Map(ids.map((id) => [id, s.replica(id)]));
+    await Promise.all([...replicas.values()].map((p) => p.next(/^ready /, 180_000)));
+    // Joining replicas took their share from the first one (hand-overs on join).
+    await waitFor('3 owners', () => new Set(AGGREGATES.map((a) => s.currentOwner(a))).size === 3, 60_000);
+    await s.go();
+    // The victim: an owner with a migration in flight.
+    let victim = '';
+    await waitFor(
+      'a migration in flight',
+      () => {
+        for (const a of s.migrating()) {
+          const owner = s.currentOwner(a);
+          if (owner !== null) {
+            victim = owner;
+            return true;
           }
-          return false;
-        },
-        120_000,
-      );
-      const theirs = AGGREGATES.filter((a) => s.currentOwner(a) === victim);
-      const fenceBefore = new Map(
-        theirs.map((a) => [
-          a,
-          s
-            .owners()
-            .filter((o) => o.aggregate === a)
-            .at(-1)!.fence,
-        ]),
-      );
-      const doneBefore = (await Promise.all(theirs.map((a) => s.store.listMoves(`exec-${a}`))))
-        .flat()
-        .filter((m) => m.state === 'completed').length;
-      const killedAt = Date.now();
-      replicas.get(victim)!.child.kill('SIGKILL');
-      await replicas.get(victim)!.exited;
-      await waitFor('takeover', () => theirs.every((a) => (s.currentOwner(a) ?? victim) !== victim), 30_000);
-      const takeovers = theirs.map((a) => {
-        const o = s.owners().filter((x) => x.aggregate === a && x.replica !== victim && x.at > killedAt)[0]!;
-        expect(o.fence).toBeGreaterThan(fenceBefore.get(a)!);
-        return o.at - killedAt;
-      });
-      for (const t of takeovers) expect(t).toBeLessThanOrEqual(TAKEOVER_BOUND_MS);
-      // The dead replica comes back: it joins and takes its share again, by hand-over.
-      const back = s.replica(victim);
-      await back.next(/^ready /, 180_000);
-      const { migrations, moves } = await expectEveryServerMigratedOnce(s);
-      for (const a of theirs)
-        expect((await s.store.ownership.get(a))!.fence).toBeGreaterThan(fenceBefore.get(a)!);
-      // Every move of the taken-over executions completed: none skipped for the dead owner's locks.
-      const after = (await Promise.all(theirs.map((a) => s.store.listMoves(`exec-${a}`)))).flat();
-      expect(after.filter((m) => m.state !== 'completed').map((m) => m.detail)).toEqual([]);
-      const completedAfterKill = after.length - doneBefore;
-      console.log(
-        `replicas kill -9: 3 replicas x ${AGGREGATES.length} aggregates, ${AGGREGATES.length * HOSTS_PER_AGGREGATE} hosts, ${moves} moves; ` +
-          `killed ${victim} owning ${theirs.join(', ')} (${completedAfterKill} of their ${after.length} moves completed after the kill, none skipped); takeover ${takeovers.map((t) => `${t} ms`).join(', ')} (TTL ${TTL_MS} ms, median ${median(takeovers)} ms); ` +
-          `simulator: ${migrations} migrations, none twice`,
-      );
-      await s.stopAll();
-    }, 300_000);
-
-    it('a rolling restart of every replica during execution hands every aggregate over; no server migrated twice', async () => {
-      const s = await scenario('rolling');
-      const ids = ['r1', 'r2', 'r3'];
-      await Promise.all(ids.map((id) => s.replica(id).next(/^ready /, 180_000)));
-      await waitFor('3 owners', () => new Set(AGGREGATES.map((a) => s.currentOwner(a))).size === 3, 60_000);
-      await s.go();
-      await waitFor('a migration in flight', () => s.migrating().length > 0, 120_000);
-      const handOvers: number[] = [];
-      for (const id of ids) {
-        const proc = s.procOf(id);
-        const held = AGGREGATES.filter((a) => s.currentOwner(a) === id);
-        const stoppedFrom = Date.now();
-        proc.child.kill('SIGTERM');
-        expect((await proc.exited).code).toBe(0);
-        await waitFor('hand-over', () => held.every((a) => s.currentOwner(a) !== id), 30_000);
-        for (const a of held) {
-          const o = s.owners().filter((x) => x.aggregate === a && x.at >= stoppedFrom)[0];
-          if (o) handOvers.push(o.at - stoppedFrom);
         }
-        await s.replica(id).next(/^ready /, 180_000);
-      }
-      const { migrations, moves } = await expectEveryServerMigratedOnce(s);
-      console.log(
-        `replicas rolling restart: 3 replicas x ${AGGREGATES.length} aggregates, ${moves} moves; hand-over after SIGTERM median ${median(handOvers)} ms ` +
-          `(${handOvers.length} hand-overs); simulator: ${migrations} migrations, none twice`,
-      );
-      await s.stopAll();
-    }, 300_000);
+        return false;
+      },
+      120_000,
+    );
+    const theirs = AGGREGATES.filter((a) => s.currentOwner(a) === victim);
+    const fenceBefore = new Map(
+      theirs.map((a) => [
+        a,
+        s
+          .owners()
+          .filter((o) => o.aggregate === a)
+          .at(-1)!.fence,
+      ]),
+    );
+    const doneBefore = (await Promise.all(theirs.map((a) => s.store.listMoves(`exec-${a}`))))
+      .flat()
+      .filter((m) => m.state === 'completed').length;
+    const killedAt = Date.now();
+    replicas.get(victim)!.child.kill('SIGKILL');
+    await replicas.get(victim)!.exited;
+    await waitFor('takeover', () => theirs.every((a) => (s.currentOwner(a) ?? victim) !== victim), 30_000);
+    const takeovers = theirs.map((a) => {
+      const o = s.owners().filter((x) => x.aggregate === a && x.replica !== victim && x.at > killedAt)[0]!;
+      expect(o.fence).toBeGreaterThan(fenceBefore.get(a)!);
+      return o.at - killedAt;
+    });
+    for (const t of takeovers) expect(t).toBeLessThanOrEqual(TAKEOVER_BOUND_MS);
+    // The dead replica comes back: it joins and takes its share again, by hand-over.
+    const back = s.replica(victim);
+    await back.next(/^ready /, 180_000);
+    const { migrations, moves } = await expectEveryServerMigratedOnce(s);
+    for (const a of theirs)
+      expect((await s.store.ownership.get(a))!.fence).toBeGreaterThan(fenceBefore.get(a)!);
+    // Every move of the taken-over executions completed: none skipped for the dead owner's locks.
+    const after = (await Promise.all(theirs.map((a) => s.store.listMoves(`exec-${a}`)))).flat();
+    expect(after.filter((m) => m.state !== 'completed').map((m) => m.detail)).toEqual([]);
+    const completedAfterKill = after.length - doneBefore;
+    console.log(
+      `replicas kill -9: 3 replicas x ${AGGREGATES.length} aggregates, ${AGGREGATES.length * HOSTS_PER_AGGREGATE} hosts, ${moves} moves; ` +
+        `killed ${victim} owning ${theirs.join(', ')} (${completedAfterKill} of their ${after.length} moves completed after the kill, none skipped); takeover ${takeovers.map((t) => `${t} ms`).join(', ')} (TTL ${TTL_MS} ms, median ${median(takeovers)} ms); ` +
+        `simulator: ${migrations} migrations, none twice`,
+    );
+    await s.stopAll();
+  }, 300_000);
 
-    it('a replica cut off from etcd stops acting before its leases can expire; the others take over', async () => {
-      const s = await scenario('cutoff');
-      const proxy = await cuttableProxy(etcd?.endpoint ?? '');
-      cleanups.push(() => proxy.close());
-      const cut = s.replica('r1', proxy.endpoint);
-      await Promise.all([cut, s.replica('r2'), s.replica('r3')].map((p) => p.next(/^ready /, 180_000)));
-      await waitFor('3 owners', () => new Set(AGGREGATES.map((a) => s.currentOwner(a))).size === 3, 60_000);
-      await s.go();
-      await waitFor(
-        'r1 owning an aggregate with a migration in flight',
-        () => s.migrating().some((a) => s.currentOwner(a) === 'r1'),
-        120_000,
-      );
-      const held = AGGREGATES.filter((a) => s.currentOwner(a) === 'r1');
-      const cutAt = Date.now();
-      proxy.cut();
-      await waitFor('takeover', () => held.every((a) => s.currentOwner(a) !== 'r1'), 30_000);
+  it('a rolling restart of every replica during execution hands every aggregate over; no server migrated twice', async () => {
+    const s = await scenario('rolling');
+    const ids = ['r1', 'r2', 'r3'];
+    await Promise.all(ids.map((id) => s.replica(id).next(/^ready /, 180_000)));
+    await waitFor('3 owners', () => new Set(AGGREGATES.map((a) => s.currentOwner(a))).size === 3, 60_000);
+    await s.go();
+    await waitFor('a migration in flight', () => s.migrating().length > 0, 120_000);
+    const handOvers: number[] = [];
+    for (const id of ids) {
+      const proc = s.procOf(id);
+      const held = AGGREGATES.filter((a) => s.currentOwner(a) === id);
+      const stoppedFrom = Date.now();
+      proc.child.kill('SIGTERM');
+      expect((await proc.exited).code).toBe(0);
+      await waitFor('hand-over', () => held.every((a) => s.currentOwner(a) !== id), 30_000);
       for (const a of held) {
-        const lost = cut.lines.find((l) => l.startsWith(`lost ${a} `));
-        expect(lost, `r1 noticed it lost ${a}`).toBeDefined();
-        const lostAt = Number(lost!.split(' ')[2]);
-        const taken = s.owners().filter((o) => o.aggregate === a && o.replica !== 'r1' && o.at > cutAt)[0]!;
-        // r1 stopped acting (locally) before another replica could even hold the lease.
-        expect(lostAt).toBeLessThan(taken.at);
-        expect(taken.at - cutAt).toBeLessThanOrEqual(TAKEOVER_BOUND_MS);
+        const o = s.owners().filter((x) => x.aggregate === a && x.at >= stoppedFrom)[0];
+        if (o) handOvers.push(o.at - stoppedFrom);
       }
-      proxy.restore();
-      const { migrations } = await expectEveryServerMigratedOnce(s);
-      expect(migrations).toBe(AGGREGATES.length * SOURCES * MOVES_PER_SOURCE);
-      await s.stopAll();
-    }, 300_000);
-  },
-);
+      await s.replica(id).next(/^ready /, 180_000);
+    }
+    const { migrations, moves } = await expectEveryServerMigratedOnce(s);
+    console.log(
+      `replicas rolling restart: 3 replicas x ${AGGREGATES.length} aggregates, ${moves} moves; hand-over after SIGTERM median ${median(handOvers)} ms ` +
+        `(${handOvers.length} hand-overs); simulator: ${migrations} migrations, none twice`,
+    );
+    await s.stopAll();
+  }, 300_000);
+
+  it('a replica cut off from etcd stops acting before its leases can expire; the others take over', async () => {
+    const s = await scenario('cutoff');
+    const proxy = await cuttableProxy(etcd?.endpoint ?? '');
+    cleanups.push(() => proxy.close());
+    const cut = s.replica('r1', proxy.endpoint);
+    await Promise.all([cut, s.replica('r2'), s.replica('r3')].map((p) => p.next(/^ready /, 180_000)));
+    await waitFor('3 owners', () => new Set(AGGREGATES.map((a) => s.currentOwner(a))).size === 3, 60_000);
+    await s.go();
+    await waitFor(
+      'r1 owning an aggregate with a migration in flight',
+      () => s.migrating().some((a) => s.currentOwner(a) === 'r1'),
+      120_000,
+    );
+    const held = AGGREGATES.filter((a) => s.currentOwner(a) === 'r1');
+    const cutAt = Date.now();
+    proxy.cut();
+    await waitFor('takeover', () => held.every((a) => s.currentOwner(a) !== 'r1'), 30_000);
+    for (const a of held) {
+      const lost = cut.lines.find((l) => l.startsWith(`lost ${a} `));
+      expect(lost, `r1 noticed it lost ${a}`).toBeDefined();
+      const lostAt = Number(lost!.split(' ')[2]);
+      const taken = s.owners().filter((o) => o.aggregate === a && o.replica !== 'r1' && o.at > cutAt)[0]!;
+      // r1 stopped acting (locally) before another replica could even hold the lease.
+      expect(lostAt).toBeLessThan(taken.at);
+      expect(taken.at - cutAt).toBeLessThanOrEqual(TAKEOVER_BOUND_MS);
+    }
+    proxy.restore();
+    const { migrations } = await expectEveryServerMigratedOnce(s);
+    expect(migrations).toBe(AGGREGATES.length * SOURCES * MOVES_PER_SOURCE);
+    await s.stopAll();
+  }, 300_000);
+});
