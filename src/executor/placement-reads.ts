@@ -25,28 +25,60 @@ export const SOURCE_ALLOCATIONS_TTL_MS = 300_000;
 
 type Inventories = HostRoomView['inventories'];
 
-interface Reading<T> {
-  at: number;
-  value: T;
+/**
+ * Readings of one kind per host, each kept with the time it was taken, and at most one read
+ * of a host in flight: pre-flights that ask together share it. A null answer (no resource
+ * provider) is never kept.
+ */
+class KeptReadings<T> {
+  private readonly kept = new Map<string, { at: number; value: T }>();
+  private readonly pending = new Map<string, Promise<T | null>>();
+
+  constructor(private readonly clock: Clock) {}
+
+  /** The reading of `host` if it is younger than `ttlMs`. */
+  young(host: string, ttlMs: number): T | undefined {
+    const k = this.kept.get(host);
+    return k && this.clock.now() - k.at < ttlMs ? k.value : undefined;
+  }
+
+  /** A reading taken now (or joined, if one is under way), then kept. */
+  read(host: string, read: () => Promise<T | null>): Promise<T | null> {
+    let pending = this.pending.get(host);
+    if (!pending) {
+      const at = this.clock.now();
+      pending = read()
+        .then((value) => {
+          if (value) this.kept.set(host, { at, value });
+          else this.kept.delete(host);
+          return value;
+        })
+        .finally(() => this.pending.delete(host));
+      this.pending.set(host, pending);
+    }
+    return pending;
+  }
+
+  forget(host: string): void {
+    this.kept.delete(host);
+  }
 }
 
 export class PlacementReads {
-  private readonly inventories = new Map<string, Reading<Inventories>>();
-  private readonly inventoriesPending = new Map<string, Promise<Inventories | null>>();
-  private readonly allocations = new Map<string, Reading<Map<string, Record<string, number>>>>();
-  private readonly allocationsPending = new Map<
-    string,
-    Promise<Map<string, Record<string, number>> | null>
-  >();
+  private readonly inventories: KeptReadings<Inventories>;
+  private readonly allocations: KeptReadings<Map<string, Record<string, number>>>;
 
   constructor(
     private readonly cloud: Pick<
       ExecutorCloud,
       'getHostInventories' | 'getHostUsages' | 'listHostAllocations'
     >,
-    private readonly clock: Clock,
+    clock: Clock,
     private readonly ttl = { inventoriesMs: INVENTORY_TTL_MS, allocationsMs: SOURCE_ALLOCATIONS_TTL_MS },
-  ) {}
+  ) {
+    this.inventories = new KeptReadings(clock);
+    this.allocations = new KeptReadings(clock);
+  }
 
   /**
    * The host's inventories: from a reading at most ttl old, or read now when `fresh` (to refuse
@@ -56,24 +88,12 @@ export class PlacementReads {
     host: string,
     fresh: boolean,
   ): Promise<{ inventories: Inventories | null; fresh: boolean }> {
-    const kept = this.inventories.get(host);
-    if (!fresh && kept && this.clock.now() - kept.at < this.ttl.inventoriesMs) {
-      return { inventories: kept.value, fresh: false };
-    }
-    let pending = this.inventoriesPending.get(host);
-    if (!pending) {
-      const at = this.clock.now();
-      pending = this.cloud
-        .getHostInventories(host)
-        .then((value) => {
-          if (value) this.inventories.set(host, { at, value });
-          else this.inventories.delete(host);
-          return value;
-        })
-        .finally(() => this.inventoriesPending.delete(host));
-      this.inventoriesPending.set(host, pending);
-    }
-    return { inventories: await pending, fresh: true };
+    const kept = fresh ? undefined : this.inventories.young(host, this.ttl.inventoriesMs);
+    if (kept) return { inventories: kept, fresh: false };
+    return {
+      inventories: await this.inventories.read(host, () => this.cloud.getHostInventories(host)),
+      fresh: true,
+    };
   }
 
   /** The host's usages, read now; null: no resource provider. */
@@ -83,7 +103,7 @@ export class PlacementReads {
 
   /** A move towards the host failed: its next pre-flight reads the inventories again. */
   forget(host: string): void {
-    this.inventories.delete(host);
+    this.inventories.forget(host);
   }
 
   /**
@@ -91,25 +111,9 @@ export class PlacementReads {
    * most ttl old; undefined when the listing does not show the server (read it directly).
    */
   async listedAllocation(serverId: string, source: string): Promise<Record<string, number> | undefined> {
-    const kept = this.allocations.get(source);
-    let byConsumer: Map<string, Record<string, number>> | null;
-    if (kept && this.clock.now() - kept.at < this.ttl.allocationsMs) byConsumer = kept.value;
-    else {
-      let pending = this.allocationsPending.get(source);
-      if (!pending) {
-        const at = this.clock.now();
-        pending = this.cloud
-          .listHostAllocations(source)
-          .then((value) => {
-            if (value) this.allocations.set(source, { at, value });
-            else this.allocations.delete(source);
-            return value;
-          })
-          .finally(() => this.allocationsPending.delete(source));
-        this.allocationsPending.set(source, pending);
-      }
-      byConsumer = await pending;
-    }
+    const byConsumer =
+      this.allocations.young(source, this.ttl.allocationsMs) ??
+      (await this.allocations.read(source, () => this.cloud.listHostAllocations(source)));
     return byConsumer?.get(serverId);
   }
 }

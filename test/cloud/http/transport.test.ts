@@ -55,9 +55,10 @@ describe('HttpTransport', () => {
   });
 
   it('times out, retries, and then says the service is unreachable', async () => {
-    // The fake shares this process's event loop: a timeout of 50 ms, on a loaded machine, could
-    // fire before the fake had read the retry it is to count. A quarter of a second leaves it room.
-    fake = await startFake({ 'GET /slow': { body: {}, delayMs: 1000 } });
+    // The fake never answers: only the client's timeout ends each attempt, whatever the load.
+    // It shares this process's event loop: a timeout of 50 ms, on a loaded machine, could fire
+    // before the fake had read the retry it is to count. A quarter of a second leaves it room.
+    fake = await startFake({ 'GET /slow': () => new Promise<never>(() => undefined) });
     const t = new HttpTransport({
       retry: { maxRetries: 1, initialDelayMs: 1, maxDelayMs: 2 },
       timeoutMs: 250,
