@@ -66,9 +66,9 @@ describe('AggregateBalance', () => {
           balance.apply(s, location.get(s.id)!, to);
           location.set(s.id, to);
           const { after } = aggregateOutcome(world, 'gold', (id) => location.get(id), dims);
-          expect(balance.imbalance()).toBeCloseTo(after.imbalance, 9);
+          expect(balance.imbalance()).toBeCloseTo(after.imbalance, 7);
           dims.forEach((dim, d) => {
-            expect(balance.mean(d)).toBeCloseTo(after.dimensions[dim.name]!.mean!, 9);
+            expect(balance.mean(d)).toBeCloseTo(after.dimensions[dim.name]!.mean!, 7);
           });
         }
         for (const h of snap.hosts) {
