@@ -27,8 +27,8 @@ const SHARED_DIRS = [
 /**
  * Files of other folders that qualify too: fakes and simulators in process (closed by the file),
  * temporary SQLite files, no MariaDB, etcd, child process, environment variable, process.exit or
- * spy on a shared module. Each was under 3 s in a full run; for them the half second of a fresh
- * worker was most of their CPU.
+ * spy on a shared module. A fresh worker cost each about 0.8 s of CPU, most of what the small
+ * ones use.
  */
 const SHARED_FILES = [
   'test/api/api.test.ts',
@@ -42,6 +42,7 @@ const SHARED_FILES = [
   'test/api/web.test.ts',
   'test/cli/command-list.test.ts',
   'test/cli/commands/costs.test.ts',
+  'test/cli/commands/demo.test.ts',
   'test/cli/commands/snapshot.test.ts',
   'test/cli/format-plan.test.ts',
   'test/cli/numbers.test.ts',
@@ -60,11 +61,21 @@ const SHARED_FILES = [
   'test/cloud/ratio-probe.test.ts',
   'test/cloud/record-state.test.ts',
   'test/cloud/record.test.ts',
+  'test/contract/awkward.test.ts',
+  'test/contract/clients.test.ts',
+  'test/contract/credentials.test.ts',
+  'test/contract/executor.test.ts',
   'test/coordination/local-locks.test.ts',
   'test/coordination/rendezvous.test.ts',
+  'test/executor/abort-ends.sim.test.ts',
   'test/executor/attempt.test.ts',
   'test/executor/awkward-nova.sim.test.ts',
+  'test/executor/failures.sim.test.ts',
+  'test/executor/faults.sim.test.ts',
+  'test/executor/follow.sim.test.ts',
   'test/executor/memory-journal.test.ts',
+  'test/executor/reconcile.sim.test.ts',
+  'test/executor/run.sim.test.ts',
   'test/executor/shared-reads.test.ts',
   'test/executor/store-journal.test.ts',
   'test/executor/store-sinks.sim.test.ts',
@@ -78,6 +89,7 @@ const SHARED_FILES = [
   'test/notifications/listener.test.ts',
   'test/service/cloud-reader.test.ts',
   'test/service/loop-settings.test.ts',
+  'test/service/replay.sim.test.ts',
   'test/service/snapshot-record.sim.test.ts',
   'test/service/wave-check.test.ts',
   'test/sim/clock.test.ts',
