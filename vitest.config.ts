@@ -24,13 +24,92 @@ const SHARED_DIRS = [
   'snapshot',
   'traces',
 ];
+/**
+ * Files of other folders that qualify too: fakes and simulators in process (closed by the file),
+ * temporary SQLite files, no MariaDB, etcd, child process, environment variable, process.exit or
+ * spy on a shared module. A fresh worker cost each about 0.8 s of CPU, most of what the small
+ * ones use. Not here: the executor and contract simulations that bound virtual-time gaps or count
+ * polls (failures.sim, follow.sim, ...): under load 20-26 two of them failed in a shared worker
+ * (failures.sim 3 times in 4, a backoff gap of 30.5-35 s against < 30) and passed isolated.
+ */
+const SHARED_FILES = [
+  'test/api/api.test.ts',
+  'test/api/endpoints.test.ts',
+  'test/api/forecast.test.ts',
+  'test/api/guard.test.ts',
+  'test/api/hostile.test.ts',
+  'test/api/logs.test.ts',
+  'test/api/metrics.test.ts',
+  'test/api/names.test.ts',
+  'test/api/web.test.ts',
+  'test/cli/command-list.test.ts',
+  'test/cli/commands/costs.test.ts',
+  'test/cli/commands/demo.test.ts',
+  'test/cli/commands/snapshot.test.ts',
+  'test/cli/format-plan.test.ts',
+  'test/cli/numbers.test.ts',
+  'test/cloud/actuator-types.test.ts',
+  'test/cloud/auth/clouds-yaml.test.ts',
+  'test/cloud/auth/keystone.test.ts',
+  'test/cloud/check.test.ts',
+  'test/cloud/credential-check.test.ts',
+  'test/cloud/credentials.test.ts',
+  'test/cloud/http/service-client.test.ts',
+  'test/cloud/http/transport.test.ts',
+  'test/cloud/log.test.ts',
+  'test/cloud/openstack/nova.test.ts',
+  'test/cloud/openstack/placement.test.ts',
+  'test/cloud/prometheus/loads.test.ts',
+  'test/cloud/ratio-probe.test.ts',
+  'test/cloud/record-state.test.ts',
+  'test/cloud/record.test.ts',
+  'test/coordination/local-locks.test.ts',
+  'test/coordination/rendezvous.test.ts',
+  'test/executor/attempt.test.ts',
+  'test/executor/awkward-nova.sim.test.ts',
+  'test/executor/memory-journal.test.ts',
+  'test/executor/shared-reads.test.ts',
+  'test/executor/store-journal.test.ts',
+  'test/executor/store-sinks.sim.test.ts',
+  'test/executor/takeover.sim.test.ts',
+  'test/executor/wave-gain.sim.test.ts',
+  'test/maintenance/api.sim.test.ts',
+  'test/maintenance/handover.test.ts',
+  'test/maintenance/trial.test.ts',
+  'test/maintenance/wakeups.test.ts',
+  'test/notifications/events.test.ts',
+  'test/notifications/listener.test.ts',
+  'test/service/cloud-reader.test.ts',
+  'test/service/loop-settings.test.ts',
+  'test/service/snapshot-record.sim.test.ts',
+  'test/service/wave-check.test.ts',
+  'test/sim/clock.test.ts',
+  'test/sim/cold-migrations.test.ts',
+  'test/sim/export.test.ts',
+  'test/sim/faults.test.ts',
+  'test/sim/http/cinder.test.ts',
+  'test/sim/http/control.test.ts',
+  'test/sim/http/server.test.ts',
+  'test/sim/load.test.ts',
+  'test/sim/migrations.test.ts',
+  'test/sim/promql.test.ts',
+  'test/sim/server-lifecycle.test.ts',
+  'test/sim/setup.test.ts',
+  'test/tasks/destinations.test.ts',
+  'test/tasks/purge.sim.test.ts',
+  'test/tasks/registry.test.ts',
+  'test/validation/ssh.test.ts',
+];
 /** In those folders, but they start a simulator or open MariaDB: isolated. */
 const LISTENING = ['test/costs/sim.test.ts', 'test/loop/store-adapter.test.ts', 'test/prevention/writer.test.ts'];
-const SHARED = SHARED_DIRS.flatMap((dir) =>
-  readdirSync(join(import.meta.dirname, 'test', dir), { recursive: true, encoding: 'utf8' })
-    .filter((f) => f.endsWith('.test.ts'))
-    .map((f) => `test/${dir}/${f}`),
-).filter(
+const SHARED = [
+  ...SHARED_DIRS.flatMap((dir) =>
+    readdirSync(join(import.meta.dirname, 'test', dir), { recursive: true, encoding: 'utf8' })
+      .filter((f) => f.endsWith('.test.ts'))
+      .map((f) => `test/${dir}/${f}`),
+  ),
+  ...SHARED_FILES,
+].filter(
   (f) =>
     !LISTENING.includes(f) &&
     // A module mock applies only to imports made after it: with a module cache shared between
