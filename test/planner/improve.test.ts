@@ -3,10 +3,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { checkPlan } from '../../src/checker/index.js';
+import { PlanContext } from '../../src/planner/context.js';
 import { planSnapshot } from '../../src/planner/index.js';
+import { bestSwap } from '../../src/planner/phases/improve.js';
 import { cluster, host, server } from '../fixtures/cluster.js';
 import { build, shape } from '../fixtures/random-cluster.js';
-import { policyWith } from '../fixtures/state.js';
+import { ids, policyWith, stateOf } from '../fixtures/state.js';
 
 const balanceOnly = (timeLimitMs: number, maxMoves = 50) =>
   policyWith({
@@ -41,6 +43,34 @@ describe('improvement stage', () => {
     ]);
     expect(agg.moves.map((m) => m.wave)).toEqual([1, 2]);
     expect(agg.after.imbalance).toBeCloseTo(0, 9);
+  });
+
+  it('tries exchanges between hosts hot in one dimension and cool in another, which summed heat leaves in the middle', () => {
+    // 14 hosts of 16 cores and 64 GiB. Six at 60% cpu and memory, six at 40%, their servers
+    // pinned (SR-IOV). x runs at cpu 90% and memory 10%, y the other way round: each sums to no
+    // heat, so the six hottest and six coolest by summed heat leave both out. Per dimension x
+    // is the hottest in cpu and y the coolest, and trading x's cpu-heavy server for y's
+    // memory-heavy one brings both to about 50% in each.
+    const pinned = { sriov: true };
+    const hosts = [host('x'), host('y')];
+    const servers = [
+      server('xc', 'x', { cpu: 6.4, memMB: 1024 }),
+      server('x-rest', 'x', { ...pinned, cpu: 8, memMB: 5530 }),
+      server('yc', 'y', { cpu: 0.2, memMB: 26214 }),
+      server('y-rest', 'y', { ...pinned, cpu: 1.4, memMB: 32768 }),
+    ];
+    for (let i = 1; i <= 6; i++) {
+      hosts.push(host(`hot-${i}`), host(`cool-${i}`));
+      servers.push(server(`hot-${i}-s`, `hot-${i}`, { ...pinned, cpu: 9.6, memMB: 39322 }));
+      servers.push(server(`cool-${i}-s`, `cool-${i}`, { ...pinned, cpu: 6.4, memMB: 26214 }));
+    }
+    const policy = policyWith();
+    const state = stateOf(cluster(hosts, servers), policy);
+    const { s } = ids(state);
+    const swap = bestSwap(new PlanContext(state, policy), 0, 1e-9, { evaluations: 0 });
+    expect(swap).not.toBeNull();
+    expect(new Set([swap!.first.server, swap!.second.server])).toEqual(new Set([s('xc'), s('yc')]));
+    expect(swap!.net).toBeGreaterThan(0);
   });
 
   it('never ends above the greedy alone, and every plan passes the checker', () => {

@@ -130,7 +130,10 @@ export function improveSpread(
   return changed;
 }
 
-/** Hottest and coolest hosts per zone whose servers are tried in swaps, and servers per host. */
+/**
+ * Hosts per zone whose servers are tried in swaps: the hottest and coolest by summed heat, and
+ * the hottest and coolest in each dimension; and servers per host, heaviest first.
+ */
 const SWAP_HOSTS = 6;
 const SWAP_SERVERS = 24;
 
@@ -142,10 +145,23 @@ export interface Swap {
   net: number;
 }
 
+/** A host of the exchange search, as its inner loop reads it. */
+interface SwapHost {
+  /** Utilization and 1 / physical capacity per dimension (0 for a host not counted). */
+  u: Float64Array;
+  inv: Float64Array;
+  /** Its movable servers tried, heaviest first, with their loads (server i at i × D), bars and soft-group flags. */
+  servers: number[];
+  loads: Float64Array;
+  bars: Float64Array;
+  soft: Uint8Array;
+}
+
 /**
- * The best exchange of two servers between a hot and a cool host of one zone: two moves, in an
- * order where each step is legal. It finds what single moves cannot: when every server is too
- * big to move alone without overshooting, a swap moves the difference of two.
+ * The best exchange of two servers between a hot and a cool host of one zone (swapHostPairs):
+ * two moves, in an order where each step is legal. It finds what single moves cannot: when
+ * every server is too big to move alone without overshooting, a swap moves the difference of
+ * two; and a host that has taken (or given) may still trade.
  */
 export function bestSwap(ctx: PlanContext, agg: number, floor: number, meter: WorkMeter): Swap | null {
   const { state, policy } = ctx;
@@ -153,22 +169,18 @@ export function bestSwap(ctx: PlanContext, agg: number, floor: number, meter: Wo
   const n = hosts.length;
   if (n < 2) return null;
   const D = state.D;
-  const heat = new Map<number, number>();
-  for (const h of hosts) {
-    let x = 0;
-    for (let d = 0; d < D; d++) {
-      const mean = state.s1[agg * D + d]! / n;
-      const sd = Math.sqrt(Math.max(0, state.s2[agg * D + d]! / n - mean * mean)) || 1;
-      x += (state.dims[d]!.weight * (state.util(h, d) - mean)) / sd;
-    }
-    heat.set(h, x);
+  const S1 = new Float64Array(D);
+  const S2 = new Float64Array(D);
+  const w = new Float64Array(D);
+  for (let d = 0; d < D; d++) {
+    S1[d] = state.s1[agg * D + d]!;
+    S2[d] = state.s2[agg * D + d]!;
+    w[d] = state.dims[d]!.weight;
   }
-  const byZone = new Map<string, number[]>();
-  for (const h of hosts) {
-    const list = byZone.get(state.hosts[h]!.az) ?? [];
-    list.push(h);
-    byZone.set(state.hosts[h]!.az, list);
-  }
+  const pairs = swapHostPairs(ctx, agg);
+  // Per host of a pair: its utilization and 1 / physical capacity per dimension, and its
+  // movable servers (heaviest first) with their loads laid out flat.
+  const info = new Map<number, SwapHost>();
   const weighed = (s: number): number => {
     const sv = state.servers[s]!;
     const p = state.hosts[state.at[s]!]!.phys;
@@ -176,81 +188,188 @@ export function bestSwap(ctx: PlanContext, agg: number, floor: number, meter: Wo
     for (let d = 0; d < D; d++) x += p[d]! > 0 ? (state.dims[d]!.weight * sv.load[d]!) / p[d]! : 0;
     return x;
   };
-  const movable = (h: number): number[] =>
-    [...state.on[h]!]
-      .filter((s) => ctx.movable(s))
-      .sort((a, b) => weighed(b) - weighed(a) || a - b)
-      .slice(0, SWAP_SERVERS);
-  const cost = (s: number): number => state.servers[s]!.bar;
+  const hostInfo = (h: number): SwapHost => {
+    let r = info.get(h);
+    if (r !== undefined) return r;
+    const rec = state.hosts[h]!;
+    const u = new Float64Array(D);
+    const inv = new Float64Array(D);
+    for (let d = 0; d < D; d++) {
+      const p = rec.phys[d]!;
+      if (rec.usable && p > 0) {
+        inv[d] = 1 / p;
+        u[d] = state.load[h * D + d]! / p;
+      }
+    }
+    const keyed: { s: number; k: number }[] = [];
+    for (const s of state.on[h]!) if (ctx.movable(s)) keyed.push({ s, k: weighed(s) });
+    keyed.sort((a, b) => b.k - a.k || a.s - b.s);
+    const servers = keyed.slice(0, SWAP_SERVERS).map((x) => x.s);
+    const loads = new Float64Array(servers.length * D);
+    const bars = new Float64Array(servers.length);
+    const soft = new Uint8Array(servers.length);
+    servers.forEach((s, i) => {
+      const sv = state.servers[s]!;
+      for (let d = 0; d < D; d++) loads[i * D + d] = sv.load[d]!;
+      bars[i] = sv.bar;
+      soft[i] = inSoftGroup(ctx, s) ? 1 : 0;
+    });
+    r = { u, inv, servers, loads, bars, soft };
+    info.set(h, r);
+    return r;
+  };
   const current = state.imbalance(agg);
-  let best: Swap | null = null;
-  for (const zone of [...byZone.keys()].sort()) {
-    const list = byZone.get(zone)!.sort((a, b) => heat.get(b)! - heat.get(a)! || a - b);
-    const hot = list.slice(0, Math.min(SWAP_HOSTS, Math.ceil(list.length / 2)));
-    const cool = list.slice(Math.max(hot.length, list.length - SWAP_HOSTS));
-    for (const h1 of hot) {
-      const out = movable(h1);
-      for (const h2 of cool) {
-        const back = movable(h2);
-        for (const s1 of out) {
-          for (const s2 of back) {
-            meter.evaluations++;
-            // The pair's balance from the running sums first (only h1 and h2 change); the
-            // legality and the exact objective only for a pair that could be the best so far.
-            if (!inSoftGroup(ctx, s1) && !inSoftGroup(ctx, s2)) {
-              const estimate =
-                (current - exchangedImbalance(ctx, agg, s1, h1, s2, h2)) * n - cost(s1) - cost(s2);
-              const bar = best === null ? 2 * floor : Math.max(2 * floor, best.net);
-              if (estimate + 1e-9 < bar) continue;
-            }
-            meter.evaluations += SWAP_CHECK_COST;
-            // Either order, whichever is legal step by step; the pair is exempt from the
-            // one-way rule, as a declared exchange.
-            const oneWay = state.oneWay;
-            state.oneWay = false;
-            let order: [SpreadStep, SpreadStep] | null = null;
-            for (const [a, b] of [
-              [
-                { server: s1, to: h2 },
-                { server: s2, to: h1 },
-              ],
-              [
-                { server: s2, to: h1 },
-                { server: s1, to: h2 },
-              ],
-            ] as [SpreadStep, SpreadStep][]) {
-              if (firstRejection(state, a.server, a.to) !== null) continue;
-              state.apply(a.server, a.to);
-              const ok = firstRejection(state, b.server, b.to) === null;
-              state.undo(1);
-              if (ok) {
-                order = [a, b];
-                break;
-              }
-            }
-            state.oneWay = oneWay;
-            if (order === null) {
-              continue;
-            }
-            const softBefore = softViolationsOf(ctx, [s1, s2]);
-            state.apply(order[0].server, order[0].to);
-            state.apply(order[1].server, order[1].to);
-            const after = state.imbalance(agg);
-            const softAfter = softViolationsOf(ctx, [s1, s2]);
-            state.undo(2);
-            const net =
-              (current - after) * n -
-              policy.softGroupPenalty * (softAfter - softBefore) -
-              cost(s1) -
-              cost(s2);
-            if (net >= 2 * floor && (best === null || net > best.net))
-              best = { first: order[0], second: order[1], net };
-          }
+  const bar0 = 2 * floor;
+  // Every pair's net from the running sums in O(dimensions) (only its two hosts change; the
+  // soft-group term from the two groups' counts); those that pay are then checked step by step,
+  // best first, until the next one cannot beat the best legal one found. Checking only the
+  // pairs that could be the best so far, in scan order, checked thousands per search.
+  const keys: number[] = [];
+  const s1s: number[] = [];
+  const s2s: number[] = [];
+  for (const [h1, h2] of pairs) {
+    const a = hostInfo(h1);
+    const b = hostInfo(h2);
+    const na = a.servers.length;
+    const nb = b.servers.length;
+    meter.evaluations += na * nb;
+    for (let i = 0; i < na; i++) {
+      for (let j = 0; j < nb; j++) {
+        let total = 0;
+        for (let d = 0; d < D; d++) {
+          const c = b.loads[j * D + d]! - a.loads[i * D + d]!;
+          const d1 = c * a.inv[d]!;
+          const d2 = -c * b.inv[d]!;
+          const x = S1[d]! + d1 + d2;
+          const y = S2[d]! + d1 * (2 * a.u[d]! + d1) + d2 * (2 * b.u[d]! + d2);
+          const mean = x / n;
+          total += w[d]! * Math.sqrt(Math.max(0, y / n - mean * mean));
         }
+        let key = (current - total) * n - a.bars[i]! - b.bars[j]!;
+        if (a.soft[i]! + b.soft[j]! > 0)
+          key -= policy.softGroupPenalty * exchangedSoftDelta(ctx, a.servers[i]!, h1, b.servers[j]!, h2);
+        if (key + 1e-9 < bar0) continue;
+        keys.push(key);
+        s1s.push(a.servers[i]!);
+        s2s.push(b.servers[j]!);
       }
     }
   }
+  const order = keys.map((_, i) => i).sort((x, y) => keys[y]! - keys[x]! || x - y);
+  let best: Swap | null = null;
+  for (const k of order) {
+    if (best !== null && keys[k]! + 1e-9 < best.net) break;
+    const s1 = s1s[k]!;
+    const s2 = s2s[k]!;
+    const h1 = state.at[s1]!;
+    const h2 = state.at[s2]!;
+    meter.evaluations += SWAP_CHECK_COST;
+    // Either order, whichever is legal step by step; the pair is exempt from the one-way rule,
+    // as a declared exchange.
+    const oneWay = state.oneWay;
+    state.oneWay = false;
+    let legal: [SpreadStep, SpreadStep] | null = null;
+    for (const [x, y] of [
+      [
+        { server: s1, to: h2 },
+        { server: s2, to: h1 },
+      ],
+      [
+        { server: s2, to: h1 },
+        { server: s1, to: h2 },
+      ],
+    ] as [SpreadStep, SpreadStep][]) {
+      if (firstRejection(state, x.server, x.to) !== null) continue;
+      state.apply(x.server, x.to);
+      const ok = firstRejection(state, y.server, y.to) === null;
+      state.undo(1);
+      if (ok) {
+        legal = [x, y];
+        break;
+      }
+    }
+    state.oneWay = oneWay;
+    if (legal === null) continue;
+    const softBefore = softViolationsOf(ctx, [s1, s2]);
+    state.apply(legal[0].server, legal[0].to);
+    state.apply(legal[1].server, legal[1].to);
+    const after = state.imbalance(agg);
+    const softAfter = softViolationsOf(ctx, [s1, s2]);
+    state.undo(2);
+    const net =
+      (current - after) * n -
+      policy.softGroupPenalty * (softAfter - softBefore) -
+      state.servers[s1]!.bar -
+      state.servers[s2]!.bar;
+    if (net >= bar0 && (best === null || net > best.net)) best = { first: legal[0], second: legal[1], net };
+  }
   return best;
+}
+
+/**
+ * The host pairs whose servers are tried in exchanges, per zone: the hottest hosts with the
+ * coolest by summed heat (weighted standardized utilizations); then, per dimension, the hottest
+ * with the coolest in that dimension, for a pair with a host the summed heat left out. A host
+ * hot in cpu and cool in memory sums to little heat, yet an exchange with a host the other way
+ * round (a cpu-heavy server for a memory-heavy one) is what balances both, and one-way single
+ * moves cannot. Pairs of two hosts the summed heat already chose stay as it pairs them: on a
+ * small zone, where it chooses every host, pairing them per dimension as well made the swaps
+ * greedier and the plans worse (the Bitbrains sample, docs/benchmarks.md).
+ */
+function swapHostPairs(ctx: PlanContext, agg: number): [number, number][] {
+  const { state } = ctx;
+  const hosts = state.aggregates[agg]!.counted;
+  const n = hosts.length;
+  const D = state.D;
+  const z = new Float64Array(state.hosts.length * D);
+  for (const h of hosts) {
+    for (let d = 0; d < D; d++) {
+      const mean = state.s1[agg * D + d]! / n;
+      const sd = Math.sqrt(Math.max(0, state.s2[agg * D + d]! / n - mean * mean)) || 1;
+      z[h * D + d] = (state.util(h, d) - mean) / sd;
+    }
+  }
+  const byZone = new Map<string, number[]>();
+  for (const h of hosts) {
+    const list = byZone.get(state.hosts[h]!.az) ?? [];
+    list.push(h);
+    byZone.set(state.hosts[h]!.az, list);
+  }
+  const pairs: [number, number][] = [];
+  const seen = new Set<number>();
+  const byHeat = new Set<number>();
+  const extremes = (list: number[], score: (h: number) => number, summed: boolean): void => {
+    const sorted = [...list].sort((a, b) => score(b) - score(a) || a - b);
+    const hot = sorted.slice(0, Math.min(SWAP_HOSTS, Math.ceil(sorted.length / 2)));
+    const cool = sorted.slice(Math.max(hot.length, sorted.length - SWAP_HOSTS));
+    for (const h1 of hot) {
+      for (const h2 of cool) {
+        if (!summed && byHeat.has(h1) && byHeat.has(h2)) continue;
+        // An exchange is the same whichever host is named first.
+        const key = Math.min(h1, h2) * state.hosts.length + Math.max(h1, h2);
+        if (seen.has(key)) continue;
+        seen.add(key);
+        pairs.push([h1, h2]);
+      }
+    }
+    if (summed) for (const h of [...hot, ...cool]) byHeat.add(h);
+  };
+  for (const zone of [...byZone.keys()].sort()) {
+    const list = byZone.get(zone)!;
+    extremes(
+      list,
+      (h) => {
+        let x = 0;
+        for (let d = 0; d < D; d++) x += state.dims[d]!.weight * z[h * D + d]!;
+        return x;
+      },
+      true,
+    );
+    for (let d = 0; d < D; d++) {
+      if (state.dims[d]!.weight > 0) extremes(list, (h) => z[h * D + d]!, false);
+    }
+  }
+  return pairs;
 }
 
 /** Work units of a swap pair checked step by step: two legality checks, four applies or undos. */
@@ -261,39 +380,22 @@ function inSoftGroup(ctx: PlanContext, server: number): boolean {
   return g >= 0 && ctx.state.groups[g]!.policy.startsWith('soft-');
 }
 
-/** Imbalance of the aggregate once s1 (on h1) and s2 (on h2) have changed places: O(dimensions). */
-function exchangedImbalance(
-  ctx: PlanContext,
-  agg: number,
-  s1: number,
-  h1: number,
-  s2: number,
-  h2: number,
-): number {
+/**
+ * Change in soft-group violations when s1 (on h1) and s2 (on h2) trade hosts. Two members of one
+ * group trading hosts leave its count per host as it was; members of two groups move each
+ * within their own group.
+ */
+function exchangedSoftDelta(ctx: PlanContext, s1: number, h1: number, s2: number, h2: number): number {
   const { state } = ctx;
-  const D = state.D;
-  const n = state.aggregates[agg]!.counted.length;
-  const l1 = state.servers[s1]!.load;
-  const l2 = state.servers[s2]!.load;
-  let total = 0;
-  for (let d = 0; d < D; d++) {
-    let a = state.s1[agg * D + d]!;
-    let b = state.s2[agg * D + d]!;
-    for (const [h, change] of [
-      [h1, l2[d]! - l1[d]!],
-      [h2, l1[d]! - l2[d]!],
-    ] as const) {
-      const p = state.hosts[h]!.phys[d]!;
-      if (!state.hosts[h]!.usable || p <= 0) continue;
-      const u = state.load[h * D + d]! / p;
-      const nu = u + change / p;
-      a += nu - u;
-      b += nu * nu - u * u;
-    }
-    const mean = a / n;
-    total += state.dims[d]!.weight * Math.sqrt(Math.max(0, b / n - mean * mean));
-  }
-  return total;
+  const g1 = state.servers[s1]!.group;
+  const g2 = state.servers[s2]!.group;
+  if (g1 === g2) return 0;
+  let delta = 0;
+  if (g1 >= 0 && state.groups[g1]!.policy.startsWith('soft-'))
+    delta += groupViolationDelta(state, state.groups[g1]!, h1, h2);
+  if (g2 >= 0 && state.groups[g2]!.policy.startsWith('soft-'))
+    delta += groupViolationDelta(state, state.groups[g2]!, h2, h1);
+  return delta;
 }
 
 /** Soft-group violations of the groups of these servers (each group once). */
