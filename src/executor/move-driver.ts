@@ -415,15 +415,22 @@ export class MoveDriver {
     let lastSeen = 'no migration record read yet';
     for (;;) {
       this.book.checkOwned();
+      const readAt = clock.now();
       const read = await this.readServerAndMigrations(rec);
       const m = read ? this.currentMigration(rec, read.migrations) : undefined;
       if (read && m) {
         const outcome = judge(rec, read.server, m);
         if (await this.settle(rec, ctx, m, outcome, why)) return;
         lastSeen = `migration ${m.id} last seen ${m.status}`;
+      } else if (read) {
+        lastSeen = `Nova lists no migration ${rec.novaMigrationId ?? '?'} of the server`;
       }
       const now = clock.now();
-      if (now - ctx.abortStartedAt >= settings.abortGiveUpSeconds * 1000) {
+      // Only a read begun after the give-up time may end the move: one that failed (Nova
+      // unreachable, a breaker open, a process starved of CPU) says nothing about the migration,
+      // which may well have completed meanwhile; giving up on it would record a failure for a
+      // server Nova moved. Reads that fail are asked again, as while following.
+      if (read && readAt - ctx.abortStartedAt >= settings.abortGiveUpSeconds * 1000) {
         // Nova neither cancelled nor finished it: the server may still end up on either host, so
         // the move ends here and nobody plans that server again until an operator releases it.
         await this.attemptFailed(

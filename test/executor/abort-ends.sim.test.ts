@@ -1,5 +1,6 @@
 // Aborts that end and stick: an abort Nova never confirms ends the move after
-// abortGiveUpSeconds (failed, "abort not confirmed", server quarantined), and with
+// abortGiveUpSeconds (failed, "abort not confirmed", server quarantined), but only on what Nova
+// showed after that time, never while it could not be read; and with
 // onAbort: quarantine the servers an aborted execution did not move wait for an operator.
 import { afterEach, describe, expect, it } from 'vitest';
 import { resolveExecutorSettings } from '../../src/executor/settings.js';
@@ -56,6 +57,50 @@ describe('an abort Nova never confirms', () => {
     // Gave up after the timeout (30 s) plus the give-up time (60 s), not before.
     expect(world.clock.now() - startedAt).toBeGreaterThanOrEqual(90_000);
     expect(summary.counters.abortRequests).toBeGreaterThanOrEqual(2);
+  });
+
+  it('is not given up while Nova cannot be read: a migration that completed meanwhile ends completed', async () => {
+    world = await openWorld(threeHosts(), { speed: 100 });
+    world.cloud.timing.holdSeconds = 120;
+    const w = world;
+    // Nova's reads fail from 20 s into the migration to 300 s (its API down, a breaker open, a
+    // starved process): the move times out at 30 s and its abort cannot read anything for far
+    // longer than the 60 s give-up time, while the migration completes at about 120 s. Only the
+    // reads fail, and only by virtual time, so how loaded the machine is changes nothing.
+    const dark = () => {
+      const m = w.cloud.migrations[0];
+      const t = w.cloud.clock.nowMs();
+      return m !== undefined && t >= m.createdMs + 20_000 && t < m.createdMs + 300_000;
+    };
+    const real = world.executorCloud;
+    const unreachable = () => Promise.reject(new Error('compute is unreachable (test)'));
+    const cloud: typeof real = Object.assign(Object.create(real) as typeof real, {
+      getServer: (id: string) => (dark() ? unreachable() : real.getServer(id)),
+      listServersChangedSince: (since: number) =>
+        dark() ? unreachable() : real.listServersChangedSince(since),
+      listLiveMigrations: (id: string) => (dark() ? unreachable() : real.listLiveMigrations(id)),
+      listLiveMigrationsChangedSince: (since: number) =>
+        dark() ? unreachable() : real.listLiveMigrationsChangedSince(since),
+    });
+    const { executor, recorded } = makeExecutor(
+      { executorCloud: cloud, clock: world.clock },
+      { timeoutFor: () => 30, settings: { abortGiveUpSeconds: 60 } },
+    );
+    const summary = await executor.start(
+      { aggregate: 'agg', planId: null, startedBy: 'test', moves: [move(1, 1, 1, 'c1', 'c2')] },
+      { deadline: null, shouldStop: noStop },
+    );
+    const rec = summary.moves[0]!;
+    // Before: failed, "abort not confirmed by Nova after 60 s (no migration record read yet ...)",
+    // quarantined, while Nova had moved the server to c2.
+    expect(rec.state).toBe('completed');
+    expect(world.cloud.migrations.map((m) => m.status)).toEqual(['completed']);
+    expect(world.cloud.serversByUuid.get(serverId(1))?.host).toBe('c2');
+    expect(rec.detail).toMatch(/abort requested \(timed out after 30 s\) but the migration completed first$/);
+    expect(recorded.quarantined).toEqual([]);
+    expect(summary.counters.readErrors).toBeGreaterThan(0);
+    // No DELETE could be sent: every read in the abort's first 60 s failed.
+    expect(world.clock.now() - world.cloud.migrations[0]!.createdMs).toBeGreaterThanOrEqual(300_000);
   });
 
   it('still ends an operator-aborted execution aborted, with one quarantine entry per server', async () => {
