@@ -2,7 +2,8 @@
 // clients, at a high clock speed, with the in-memory journal or the store's SQLite journal.
 // Prints moves per minute of simulated time and of wall time, and API calls per move.
 // Run after `npm run build`:
-//   node bench/executor.mjs [moves] [--speed 50] [--journal memory|sqlite] [--synchronous full|normal] [--in-process]
+//   node bench/executor.mjs [moves] [--speed 50] [--journal memory|sqlite] [--synchronous full|normal]
+//                          [--in-process] [--estimates planner|flat]
 // --synchronous: the SQLite store's setting (store.synchronous, docs/configuration.md).
 // The simulator runs in its own process (bench/executor-sim.mjs), as Nova does: its CPU and the
 // executor's are counted apart. --in-process: in this process, sharing the executor's event loop
@@ -21,6 +22,8 @@ import {
   OpenStackExecutorCloud,
   resolveExecutorSettings,
 } from '../dist/executor/index.js';
+import { estimateMigrationSeconds } from '../dist/planner/cost-model.js';
+import { DEFAULT_POLICY } from '../dist/policy/defaults.js';
 import { simAdminConfig } from '../dist/sim/connect-info.js';
 import { startBenchSim } from './executor-sim.mjs';
 
@@ -29,12 +32,19 @@ const flag = (name, def) => {
   const i = args.indexOf(`--${name}`);
   return i >= 0 ? args[i + 1] : def;
 };
-const valued = new Set(['--speed', '--journal', '--synchronous']);
+const valued = new Set(['--speed', '--journal', '--synchronous', '--estimates']);
 const moves = Number(args.find((a, i) => !a.startsWith('--') && !valued.has(args[i - 1])) ?? 300);
 const speed = Number(flag('speed', '50'));
 const journalKind = flag('journal', 'memory');
 const synchronous = flag('synchronous', 'full');
 const inProcess = args.includes('--in-process');
+// The moves' estimates: the planner's (its default cost model, as `aicerine plan` writes them;
+// the simulator runs the same model, so they foretell its durations) or 10 s for every move
+// (how the bench ran before 2026-12-03).
+const estimates = flag('estimates', 'planner');
+if (estimates !== 'planner' && estimates !== 'flat') {
+  throw new Error(`--estimates: expected planner or flat, got ${estimates}`);
+}
 const hostsPerSide = 20;
 
 const sources = Array.from({ length: hostsPerSide }, (_, i) => `src-${i + 1}`);
@@ -73,7 +83,8 @@ for (let i = 0; i < moves; i++) {
     serverId: id,
     from: sources[i % hostsPerSide],
     to: dests[(i * 7) % hostsPerSide],
-    estimatedSeconds: 10,
+    estimatedSeconds:
+      estimates === 'flat' ? 10 : estimateMigrationSeconds({ ramMB }, DEFAULT_POLICY.costModel),
   });
 }
 const snap = {
@@ -203,11 +214,15 @@ const bound = Math.max(...perSource.values());
 console.log(
   `executor: ${moves} moves (${hostsPerSide} sources -> ${hostsPerSide} destinations, 1 per source, 2 per destination, 20 in flight), ` +
     `journal ${journalKind}${journalKind === 'sqlite' ? ` (synchronous ${synchronous})` : ''}, clock x${speed}, ` +
-    `simulator ${inProcess ? 'in this process' : 'in its own process'}`,
+    `simulator ${inProcess ? 'in this process' : 'in its own process'}, estimates ${estimates === 'flat' ? '10 s each' : "the planner's"}`,
 );
 console.log(`  ${new Date().toISOString()}, load average ${loadBefore} before, ${loadAfter} after`);
+const c = summary.counters;
 console.log(
-  `  completed ${summary.counts.completed}, failed ${summary.counts.failed}, skipped ${summary.counts.skipped}`,
+  `  completed ${summary.counts.completed}, failed ${summary.counts.failed}, skipped ${summary.counts.skipped}` +
+    (c.prereads === undefined
+      ? ''
+      : `; pre-flights made before the slot was free ${c.prereads}, used ${c.prereadsUsed}, stale ${c.prereadsStale}`),
 );
 console.log(
   `  simulated: ${simS.toFixed(0)} s, ${((moves / simS) * 60).toFixed(1)} moves/min ` +
