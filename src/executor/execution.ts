@@ -27,8 +27,8 @@ import { backoffSeconds } from './settings.js';
 import type { SlotLease } from './slots.js';
 
 /** How long before its source's migration is expected to end a waiting move pre-reads, in polls. */
-const PREREAD_LEAD_POLLS = 0.5;
-/** Stale pre-reads after which a run stops pre-reading if fewer were used. */
+const PREREAD_LEAD_POLLS = 0.25;
+/** Stale pre-reads after which a run stops pre-reading unless at least three times as many were used. */
 const PREREAD_GIVE_UP_AFTER = 5;
 
 export type { ExecutorDeps, RunCounters, RunWindow } from './run-book.js';
@@ -268,7 +268,7 @@ export class ExecutionRun {
    * later. Only the first move waiting on each source (the one the free slot goes to), once per
    * attempt; the expected end is the running move's intent plus its estimate, and a pre-read
    * older than PREREAD_MAX_AGE_MS when the move starts is not used (the move reads again). A
-   * run whose pre-reads turn out stale more often than used stops making them.
+   * run whose pre-reads turn out stale more than once for three used stops making them.
    */
   private prereadIfDue(rec: MoveRecord, now: number, waitingOn: Set<string>): void {
     if (waitingOn.has(rec.from)) return;
@@ -276,9 +276,10 @@ export class ExecutionRun {
     const key = `${rec.step}:${rec.attempt}:${rec.issuedAt ?? ''}`;
     if (this.prereadAsked.has(key)) return;
     // Estimates that do not foretell the ends: the pre-reads come too early and are read again,
-    // two calls each for nothing. After a few, more found stale than used stops them for the run.
+    // two calls each for nothing. After a few, more than one stale for three used stops them for
+    // the run (each used one saves a round trip, each stale one costs two calls).
     const { prereadsUsed, prereadsStale } = this.book.counters;
-    if (prereadsStale >= PREREAD_GIVE_UP_AFTER && prereadsStale > prereadsUsed) return;
+    if (prereadsStale >= PREREAD_GIVE_UP_AFTER && prereadsStale * 3 > prereadsUsed) return;
     let end = Number.POSITIVE_INFINITY;
     for (const step of this.tasks.keys()) {
       const m = this.book.moves.get(step);

@@ -51,7 +51,7 @@ describe('pre-flight before the slot frees', () => {
     expect(sim(3).createdMs).toBeGreaterThanOrEqual(sim(2).updatedMs!);
   });
 
-  it('stops for the run when its pre-reads turn out stale more often than used', async () => {
+  it('stops for the run when its pre-reads turn out stale more than once for three used', async () => {
     const hosts = ['c1', 'c2'].map((h) => host(h));
     const servers = [1, 2, 3, 4, 5, 6, 7].map((n) => server(n, 'c1', 8192));
     world = await openWorld(snapshot(hosts, servers));
