@@ -268,7 +268,8 @@ export class ExecutionRun {
    * later. Only the first move waiting on each source (the one the free slot goes to), once per
    * attempt; the expected end is the running move's intent plus its estimate, and a pre-read
    * older than PREREAD_MAX_AGE_MS when the move starts is not used (the move reads again). A
-   * run whose pre-reads turn out stale more than once for three used stops making them.
+   * run makes at most PREREAD_GIVE_UP_AFTER at once until as many were judged, and stops making
+   * them when they turn out stale more than once for three used.
    */
   private prereadIfDue(rec: MoveRecord, now: number, waitingOn: Set<string>): void {
     if (waitingOn.has(rec.from)) return;
@@ -278,8 +279,12 @@ export class ExecutionRun {
     // Estimates that do not foretell the ends: the pre-reads come too early and are read again,
     // two calls each for nothing. After a few, more than one stale for three used stops them for
     // the run (each used one saves a round trip, each stale one costs two calls).
-    const { prereadsUsed, prereadsStale } = this.book.counters;
+    const { prereads, prereadsUsed, prereadsStale } = this.book.counters;
     if (prereadsStale >= PREREAD_GIVE_UP_AFTER && prereadsStale * 3 > prereadsUsed) return;
+    // Until a few have been judged, only a few at once: a first round of many (every source's
+    // next move at the start) would all be stale together on a cloud whose estimates are off.
+    const undecided = this.prereading.size + prereads - prereadsUsed - prereadsStale;
+    if (prereadsUsed + prereadsStale < PREREAD_GIVE_UP_AFTER && undecided >= PREREAD_GIVE_UP_AFTER) return;
     let end = Number.POSITIVE_INFINITY;
     for (const step of this.tasks.keys()) {
       const m = this.book.moves.get(step);

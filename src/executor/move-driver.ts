@@ -151,8 +151,9 @@ export class MoveDriver {
         service: (h) => this.book.services.get(h),
         placement: this.book.placement,
       });
-      this.book.counters.prereads++;
+      // A refusal is not kept (the move decides it again when it starts): not counted as made.
       if (!pf.ok) return;
+      this.book.counters.prereads++;
       this.book.prereads.set(rec.step, {
         at: this.book.deps.clock.now(),
         attempt: rec.attempt,
