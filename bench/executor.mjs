@@ -3,10 +3,15 @@
 // Prints moves per minute of simulated time and of wall time, and API calls per move.
 // Run after `npm run build`:
 //   node bench/executor.mjs [moves] [--speed 50] [--journal memory|sqlite] [--synchronous full|normal]
+//                          [--in-process] [--estimates planner|flat]
 // --synchronous: the SQLite store's setting (store.synchronous, docs/configuration.md).
+// The simulator runs in its own process (bench/executor-sim.mjs), as Nova does: its CPU and the
+// executor's are counted apart. --in-process: in this process, sharing the executor's event loop
+// (how the bench ran before 2026-12-03).
 
+import { fork } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Actuator } from '../dist/cloud/actuator.js';
 import { openSession } from '../dist/cloud/session.js';
@@ -17,21 +22,29 @@ import {
   OpenStackExecutorCloud,
   resolveExecutorSettings,
 } from '../dist/executor/index.js';
-import { SimClock } from '../dist/sim/clock.js';
+import { estimateMigrationSeconds } from '../dist/planner/cost-model.js';
+import { DEFAULT_POLICY } from '../dist/policy/defaults.js';
 import { simAdminConfig } from '../dist/sim/connect-info.js';
-import { startSimServer } from '../dist/sim/http/server.js';
-import { staticLoadModel } from '../dist/sim/load.js';
-import { SimCloud } from '../dist/sim/model.js';
+import { startBenchSim } from './executor-sim.mjs';
 
 const args = process.argv.slice(2);
 const flag = (name, def) => {
   const i = args.indexOf(`--${name}`);
   return i >= 0 ? args[i + 1] : def;
 };
-const moves = Number(args.find((a, i) => !a.startsWith('--') && !args[i - 1]?.startsWith('--')) ?? 300);
+const valued = new Set(['--speed', '--journal', '--synchronous', '--estimates']);
+const moves = Number(args.find((a, i) => !a.startsWith('--') && !valued.has(args[i - 1])) ?? 300);
 const speed = Number(flag('speed', '50'));
 const journalKind = flag('journal', 'memory');
 const synchronous = flag('synchronous', 'full');
+const inProcess = args.includes('--in-process');
+// The moves' estimates: the planner's (its default cost model, as `aicerine plan` writes them;
+// the simulator runs the same model, so they foretell its durations) or 10 s for every move
+// (how the bench ran before 2026-12-03).
+const estimates = flag('estimates', 'planner');
+if (estimates !== 'planner' && estimates !== 'flat') {
+  throw new Error(`--estimates: expected planner or flat, got ${estimates}`);
+}
 const hostsPerSide = 20;
 
 const sources = Array.from({ length: hostsPerSide }, (_, i) => `src-${i + 1}`);
@@ -70,7 +83,8 @@ for (let i = 0; i < moves; i++) {
     serverId: id,
     from: sources[i % hostsPerSide],
     to: dests[(i * 7) % hostsPerSide],
-    estimatedSeconds: 10,
+    estimatedSeconds:
+      estimates === 'flat' ? 10 : estimateMigrationSeconds({ ramMB }, DEFAULT_POLICY.costModel),
   });
 }
 const snap = {
@@ -82,30 +96,62 @@ const snap = {
   serverGroups: [],
 };
 
-const cloud = new SimCloud(snap, { clock: new SimClock({ speed }), load: staticLoadModel() });
-// Calls by endpoint, as the simulator sees them: ids and query values folded, so each line is
-// one kind of read or action (where the calls per move go).
-const byEndpoint = new Map();
-const endpointOf = (line) => {
-  const [method, target] = line.split(' ');
-  if (!target?.startsWith('/')) return null;
-  const [path, query] = target.split('?');
-  const shape = path
-    .replace(/\/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?=\/|$)/g, '/{id}')
-    .replace(/\/[0-9a-f]{32}(?=\/|$)/g, '/{id}')
-    .replace(/\/\d+(?=\/|$)/g, '/{n}');
-  const keys = query ? [...new URLSearchParams(query).keys()].sort().join('&') : '';
-  return `${method} ${shape}${keys ? `?${keys}` : ''}`;
-};
-const sim = await startSimServer({
-  cloud,
-  password: 'secret',
-  log: (line) => {
-    const e = endpointOf(line);
-    if (e) byEndpoint.set(e, (byEndpoint.get(e) ?? 0) + 1);
-  },
-});
-const config = simAdminConfig(sim.authUrl, 'secret', 'bench executor');
+const load = () =>
+  loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ');
+const loadBefore = load();
+
+// The simulator: a child process by default, this one with --in-process.
+let simulator;
+if (inProcess) {
+  const started = await startBenchSim(snap, speed);
+  simulator = {
+    authUrl: started.sim.authUrl,
+    clockPair: { wallMs: started.wallMs, simMs: started.simMs },
+    mark: async () => {},
+    report: async () => ({ cpuS: null, endpoints: [...started.byEndpoint] }),
+    close: () => started.sim.close(),
+  };
+} else {
+  const child = fork(new URL('./executor-sim.mjs', import.meta.url), ['--child'], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  process.on('exit', () => child.kill());
+  const ask = (msg, answer) =>
+    new Promise((resolve, reject) => {
+      const onMessage = (m) => {
+        if (m.kind !== answer) return;
+        child.off('message', onMessage);
+        child.off('exit', onExit);
+        resolve(m);
+      };
+      const onExit = (code) => reject(new Error(`the simulator's process exited with ${code}`));
+      child.on('message', onMessage);
+      child.once('exit', onExit);
+      child.send(msg);
+    });
+  const ready = await ask({ kind: 'start', snap, speed }, 'ready');
+  simulator = {
+    authUrl: ready.authUrl,
+    clockPair: { wallMs: ready.wallMs, simMs: ready.simMs },
+    mark: () => ask({ kind: 'mark' }, 'marked'),
+    report: async () => {
+      const r = await ask({ kind: 'report' }, 'report');
+      return { cpuS: (r.cpu.user + r.cpu.system) / 1e6, endpoints: r.endpoints };
+    },
+    close: async () => {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.send({ kind: 'stop' });
+      await exited;
+    },
+  };
+}
+// The simulated clock, read from this process: both share the machine's wall clock.
+const { wallMs: simWall0, simMs: simAt0 } = simulator.clockPair;
+const simNow = () => simAt0 + (Date.now() - simWall0) * speed;
+const simOrigin = new URL(simulator.authUrl).origin;
+const config = simAdminConfig(simulator.authUrl, 'secret', 'bench executor');
 // Reads with the reader, writes with the actuator: as the service runs.
 const session = await openSession({ config, credential: { kind: 'reader', label: 'reader (bench)' } });
 const actuator = await Actuator.open({ config, credential: { label: 'actuator (bench)' } });
@@ -123,7 +169,7 @@ const settings = resolveExecutorSettings({
   limits: { perSourceHost: 1, perDestinationHost: 2, perAggregate: 20, global: 20 },
 });
 const clock = {
-  now: () => cloud.clock.nowMs(),
+  now: simNow,
   sleep: (ms) => new Promise((r) => setTimeout(r, Math.max(0, ms / speed))),
 };
 const executor = new Executor({
@@ -134,6 +180,7 @@ const executor = new Executor({
   slots: new MigrationSlots(settings.limits),
   timeoutFor: () => 3600,
 });
+await simulator.mark();
 const wall0 = performance.now();
 const cpu0 = process.cpuUsage();
 const sim0 = clock.now();
@@ -145,18 +192,37 @@ const wallS = (performance.now() - wall0) / 1000;
 const cpu = process.cpuUsage(cpu0);
 const cpuS = (cpu.user + cpu.system) / 1e6;
 const simS = (clock.now() - sim0) / 1000;
+const simReport = await simulator.report();
+const loadAfter = load();
 const total = session.stats.total + actuator.stats.total;
 const calls = `reader ${session.stats.summary()}; actuator ${actuator.stats.summary()}; ${(total / moves).toFixed(1)} per move`;
+// The simulator's own records of each migration: when the call created it and when it ended, on
+// the simulated clock (GET /sim/migrations; not one of the executor's calls).
+const migrations = ((await (await fetch(`${simOrigin}/sim/migrations`)).json()).migrations ?? []).map(
+  (m) => ({
+    source: m.source,
+    server: m.server,
+    createdMs: Date.parse(m.createdAt),
+    updatedMs: m.updatedAt === null ? null : Date.parse(m.updatedAt),
+    plannedSeconds: m.plannedSeconds,
+  }),
+);
 // Lower bound of the makespan: one migration at a time per source, back to back.
 const perSource = new Map();
-for (const m of cloud.migrations) perSource.set(m.source, (perSource.get(m.source) ?? 0) + m.durationSeconds);
+for (const m of migrations) perSource.set(m.source, (perSource.get(m.source) ?? 0) + m.plannedSeconds);
 const bound = Math.max(...perSource.values());
 console.log(
   `executor: ${moves} moves (${hostsPerSide} sources -> ${hostsPerSide} destinations, 1 per source, 2 per destination, 20 in flight), ` +
-    `journal ${journalKind}${journalKind === 'sqlite' ? ` (synchronous ${synchronous})` : ''}, clock x${speed}`,
+    `journal ${journalKind}${journalKind === 'sqlite' ? ` (synchronous ${synchronous})` : ''}, clock x${speed}, ` +
+    `simulator ${inProcess ? 'in this process' : 'in its own process'}, estimates ${estimates === 'flat' ? '10 s each' : "the planner's"}`,
 );
+console.log(`  ${new Date().toISOString()}, load average ${loadBefore} before, ${loadAfter} after`);
+const c = summary.counters;
 console.log(
-  `  completed ${summary.counts.completed}, failed ${summary.counts.failed}, skipped ${summary.counts.skipped}`,
+  `  completed ${summary.counts.completed}, failed ${summary.counts.failed}, skipped ${summary.counts.skipped}` +
+    (c.prereads === undefined
+      ? ''
+      : `; pre-flights made before the slot was free ${c.prereads}, used ${c.prereadsUsed}, stale ${c.prereadsStale}`),
 );
 console.log(
   `  simulated: ${simS.toFixed(0)} s, ${((moves / simS) * 60).toFixed(1)} moves/min ` +
@@ -165,11 +231,15 @@ console.log(
 console.log(
   `  wall: ${wallS.toFixed(1)} s, ${((moves / wallS) * 60).toFixed(0)} moves/min; API calls: ${calls}`,
 );
-// The simulator runs in this process: its CPU and the executor's are counted together. At clock
-// xS the bound takes bound/S wall seconds; a run that needs more CPU than that cannot reach it.
+// At clock xS the bound takes bound/S wall seconds: a process that needs more CPU than that
+// cannot keep up, and on a loaded machine each wall millisecond spent waiting for a core is S
+// simulated ones.
 console.log(
-  `  CPU (executor + simulator, one process): ${cpuS.toFixed(1)} s, ${((cpuS * 1000) / moves).toFixed(1)} ms per move; ` +
-    `the bound at x${speed} is ${(bound / speed).toFixed(1)} s of wall`,
+  inProcess
+    ? `  CPU (executor + simulator, one process): ${cpuS.toFixed(1)} s, ${((cpuS * 1000) / moves).toFixed(1)} ms per move; ` +
+        `the bound at x${speed} is ${(bound / speed).toFixed(1)} s of wall`
+    : `  CPU: executor ${cpuS.toFixed(2)} s (${((cpuS * 1000) / moves).toFixed(1)} ms per move), simulator ${simReport.cpuS.toFixed(2)} s ` +
+        `(its own process); the bound at x${speed} is ${(bound / speed).toFixed(1)} s of wall`,
 );
 // Where each source's time went: Nova's own time per migration (the API call to the record's
 // end: scheduling, queue, copy) and the executor's gap between one end and the next call.
@@ -177,29 +247,41 @@ let gapSum = 0;
 let gaps = 0;
 let novaSum = 0;
 const bySource = new Map();
-for (const m of cloud.migrations) {
+for (const m of migrations) {
   const list = bySource.get(m.source) ?? [];
   list.push(m);
   bySource.set(m.source, list);
 }
+const gapList = [];
 for (const list of bySource.values()) {
   list.sort((a, b) => a.createdMs - b.createdMs);
   for (let i = 0; i < list.length; i++) {
     novaSum += ((list[i].updatedMs ?? list[i].createdMs) - list[i].createdMs) / 1000;
     if (i === 0) continue;
-    gapSum += (list[i].createdMs - (list[i - 1].updatedMs ?? list[i - 1].createdMs)) / 1000;
+    const gap = (list[i].createdMs - (list[i - 1].updatedMs ?? list[i - 1].createdMs)) / 1000;
+    gapSum += gap;
+    gapList.push(gap);
     gaps++;
   }
 }
+gapList.sort((a, b) => a - b);
+const pct = (p) =>
+  gapList.length ? gapList[Math.min(gapList.length - 1, Math.floor(p * gapList.length))] : 0;
+// The slowest source sets the makespan: its first call after the start, and its last end before
+// the executor returned.
+const firstCall = Math.min(...migrations.map((m) => m.createdMs));
+const lastEnd = Math.max(...migrations.map((m) => m.updatedMs ?? m.createdMs));
 console.log(
-  `  per migration: Nova ${(novaSum / cloud.migrations.length).toFixed(2)} s from the call to the record's end ` +
-    `(planned ${(cloud.migrations.reduce((t, m) => t + m.durationSeconds, 0) / cloud.migrations.length).toFixed(2)} s); ` +
-    `executor gap from one end to the next call on the same source ${(gapSum / Math.max(1, gaps)).toFixed(2)} s`,
+  `  per migration: Nova ${(novaSum / migrations.length).toFixed(2)} s from the call to the record's end ` +
+    `(planned ${(migrations.reduce((t, m) => t + m.plannedSeconds, 0) / migrations.length).toFixed(2)} s); ` +
+    `executor gap from one end to the next call on the same source ${(gapSum / Math.max(1, gaps)).toFixed(2)} s ` +
+    `(median ${pct(0.5).toFixed(2)}, 90th percentile ${pct(0.9).toFixed(2)}); ` +
+    `start to the first call ${((firstCall - sim0) / 1000).toFixed(2)} s, the last end to the executor's return ${((sim0 + simS * 1000 - lastEnd) / 1000).toFixed(2)} s`,
 );
 console.log('  calls by endpoint (per move):');
-for (const [e, n] of [...byEndpoint.entries()].sort((a, b) => b[1] - a[1])) {
+for (const [e, n] of simReport.endpoints.sort((a, b) => b[1] - a[1])) {
   console.log(`    ${String(n).padStart(6)}  ${(n / moves).toFixed(2).padStart(5)}  ${e}`);
 }
-await sim.close();
+await simulator.close();
 await store?.close();
 if (dir) rmSync(dir, { recursive: true, force: true });

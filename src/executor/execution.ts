@@ -26,6 +26,11 @@ import {
 import { backoffSeconds } from './settings.js';
 import type { SlotLease } from './slots.js';
 
+/** How long before its source's migration is expected to end a waiting move pre-reads, in polls. */
+const PREREAD_LEAD_POLLS = 0.25;
+/** Stale pre-reads after which a run stops pre-reading unless at least three times as many were used. */
+const PREREAD_GIVE_UP_AFTER = 5;
+
 export type { ExecutorDeps, RunCounters, RunWindow } from './run-book.js';
 
 export interface ExecutionSummary {
@@ -57,6 +62,11 @@ export class ExecutionRun {
   private readonly hostLocks: ExecutionHostLocks | null;
   /** The highest wave whose gain was judged: the first by whoever started or resumed the run. */
   private checkedWave: number | null = null;
+  /** Pre-reads asked (one per attempt of a move) and those still reading. */
+  private readonly prereadAsked = new Set<string>();
+  private readonly prereading = new Set<Promise<void>>();
+  /** When the next pre-read is due; the loop wakes for it. */
+  private nextPrereadAt: number | null = null;
 
   constructor(deps: ExecutorDeps, execution: ExecutionRecord, window: RunWindow) {
     this.book = new RunBook(deps, execution, window);
@@ -150,11 +160,16 @@ export class ExecutionRun {
         this.woken = false;
         continue;
       }
+      const pollMs = this.book.deps.settings.pollSeconds * 1000;
       await Promise.race([
         new Promise<void>((resolve) => {
           this.wake = resolve;
         }),
-        clock.sleep(this.book.deps.settings.pollSeconds * 1000),
+        clock.sleep(
+          this.nextPrereadAt === null
+            ? pollMs
+            : Math.min(pollMs, Math.max(0, this.nextPrereadAt - clock.now())),
+        ),
       ]);
       this.wake = () => {
         this.woken = true;
@@ -162,7 +177,7 @@ export class ExecutionRun {
       this.woken = false;
     }
     // Drivers notice a lost ownership at their next turn (at most a poll interval away).
-    await Promise.allSettled([...this.tasks.values()]);
+    await Promise.allSettled([...this.tasks.values(), ...this.prereading]);
     // A write refused because the lease lapsed (locally or by a newer owner's fence) is the same
     // hand-over seen a moment earlier, not a failure of the execution.
     if (this.fatal && !this.stillOwned()) handedOver = true;
@@ -209,6 +224,8 @@ export class ExecutionRun {
     const firstOpenWave = Math.min(...open.map((m) => m.wave));
     if (!(await this.waveStillPays(firstOpenWave))) return;
     this.stepOrder ??= [...this.book.moves.keys()].sort((a, b) => a - b);
+    this.nextPrereadAt = null;
+    const waitingOn = new Set<string>();
     for (const step of this.stepOrder) {
       const rec = this.book.move(step);
       if (rec.state !== 'pending' || this.tasks.has(rec.step)) continue;
@@ -230,7 +247,10 @@ export class ExecutionRun {
         continue;
       }
       const lease = this.book.deps.slots.tryAcquire(this.slotRequest(rec));
-      if (!lease) continue;
+      if (!lease) {
+        this.prereadIfDue(rec, now, waitingOn);
+        continue;
+      }
       const locked = await this.lockHosts(rec);
       if (!locked.ok) {
         this.book.deps.slots.release(lease);
@@ -239,6 +259,52 @@ export class ExecutionRun {
       }
       this.launch(rec.step, lease, false, locked.hosts);
     }
+  }
+
+  /**
+   * A move ready but for its slots: when its source runs a migration of ours expected to end
+   * within PREREAD_LEAD_POLLS polls, its pre-flight is made now (MoveDriver.preread), so that the
+   * call goes out as soon as the listing shows that migration ended, instead of a round trip
+   * later. Only the first move waiting on each source (the one the free slot goes to), once per
+   * attempt; the expected end is the running move's intent plus its estimate, and a pre-read
+   * older than PREREAD_MAX_AGE_MS when the move starts is not used (the move reads again). A
+   * run makes at most PREREAD_GIVE_UP_AFTER at once until as many were judged, and stops making
+   * them when they turn out stale more than once for three used.
+   */
+  private prereadIfDue(rec: MoveRecord, now: number, waitingOn: Set<string>): void {
+    if (waitingOn.has(rec.from)) return;
+    waitingOn.add(rec.from);
+    const key = `${rec.step}:${rec.attempt}:${rec.issuedAt ?? ''}`;
+    if (this.prereadAsked.has(key)) return;
+    // Estimates that do not foretell the ends: the pre-reads come too early and are read again,
+    // two calls each for nothing. After a few, more than one stale for three used stops them for
+    // the run (each used one saves a round trip, each stale one costs two calls).
+    const { prereads, prereadsUsed, prereadsStale } = this.book.counters;
+    if (prereadsStale >= PREREAD_GIVE_UP_AFTER && prereadsStale * 3 > prereadsUsed) return;
+    // Until a few have been judged, only a few at once: a first round of many (every source's
+    // next move at the start) would all be stale together on a cloud whose estimates are off.
+    const undecided = this.prereading.size + prereads - prereadsUsed - prereadsStale;
+    if (prereadsUsed + prereadsStale < PREREAD_GIVE_UP_AFTER && undecided >= PREREAD_GIVE_UP_AFTER) return;
+    let end = Number.POSITIVE_INFINITY;
+    for (const step of this.tasks.keys()) {
+      const m = this.book.moves.get(step);
+      // A move whose record is final (its slots given back) still writes its outcome: not a holder.
+      if (m === undefined || m.from !== rec.from || m.issuedAt === null || !this.book.holdsSlot(step))
+        continue;
+      if (m.state !== 'issuing' && m.state !== 'migrating') continue;
+      end = Math.min(end, Date.parse(m.issuedAt) + m.estimatedSeconds * 1000);
+    }
+    if (!Number.isFinite(end)) return;
+    const due = end - PREREAD_LEAD_POLLS * this.book.deps.settings.pollSeconds * 1000;
+    if (now < due) {
+      this.nextPrereadAt = Math.min(this.nextPrereadAt ?? Number.POSITIVE_INFINITY, due);
+      return;
+    }
+    this.prereadAsked.add(key);
+    const task = this.driver.preread(rec).finally(() => {
+      this.prereading.delete(task);
+    });
+    this.prereading.add(task);
   }
 
   /**

@@ -5,7 +5,7 @@ import { findAttemptMigration, isFinalMigration, judge, type Outcome } from './a
 import { type MoveRecord, QUARANTINED, RETRY_REFUSED } from './journal.js';
 import { ActuatorError, type LiveMigrationView, type ServerView } from './ports.js';
 import { preflight } from './preflight.js';
-import { type AbortKind, abortingDetail, abortKindOf, type RunBook } from './run-book.js';
+import { type AbortKind, abortingDetail, abortKindOf, PREREAD_MAX_AGE_MS, type RunBook } from './run-book.js';
 import { backoffSeconds } from './settings.js';
 
 /** What a move's driver knows about the current attempt that the journal does not hold. */
@@ -89,10 +89,13 @@ export class MoveDriver {
     const release = await this.book.lockDestination(rec.to);
     let pf: Awaited<ReturnType<typeof preflight>>;
     try {
-      pf = await preflight(this.book.deps.cloud, rec, this.book.comingTo(rec.to), {
-        service: (h) => this.book.services.get(h),
-        placement: this.book.placement,
-      });
+      const pre = this.usablePreread(rec);
+      pf = pre
+        ? { ok: true, need: pre }
+        : await preflight(this.book.deps.cloud, rec, this.book.comingTo(rec.to), {
+            service: (h) => this.book.services.get(h),
+            placement: this.book.placement,
+          });
       if (pf.ok) this.book.setComing(rec, pf.need);
     } catch (e) {
       this.book.readFailed('pre-flight', rec, e);
@@ -131,6 +134,64 @@ export class MoveDriver {
     });
     await this.send(issuing, ctx);
     return true;
+  }
+
+  /**
+   * Pre-flight before the move's slots are free (ExecutionRun: its source's migration is expected
+   * to end soon), so that the call can go out as soon as they are. Nothing is claimed and nothing
+   * written: only a pre-flight that passed is kept, and a refusal is always decided by the
+   * pre-flight the move makes when it starts.
+   */
+  async preread(rec: MoveRecord): Promise<void> {
+    const release = await this.book.lockDestination(rec.to);
+    try {
+      const comingAtRead = this.book.comingTo(rec.to);
+      const dropsAtRead = this.book.comingDropsTo(rec.to);
+      const pf = await preflight(this.book.deps.cloud, rec, comingAtRead, {
+        service: (h) => this.book.services.get(h),
+        placement: this.book.placement,
+      });
+      // A refusal is not kept (the move decides it again when it starts): not counted as made.
+      if (!pf.ok) return;
+      this.book.counters.prereads++;
+      this.book.prereads.set(rec.step, {
+        at: this.book.deps.clock.now(),
+        attempt: rec.attempt,
+        issuedAt: rec.issuedAt,
+        need: pf.need,
+        comingAtRead,
+        dropsAtRead,
+      });
+    } catch (e) {
+      this.book.readFailed('pre-read', rec, e);
+    } finally {
+      release();
+    }
+  }
+
+  /**
+   * The amounts of the move's pre-read when it still says what a pre-flight now would (see
+   * Preread), else null. Taken once: a second start of the move reads again.
+   */
+  private usablePreread(rec: MoveRecord): Record<string, number> | null {
+    const pre = this.book.prereads.get(rec.step);
+    if (!pre) return null;
+    this.book.prereads.delete(rec.step);
+    const coming = this.book.comingTo(rec.to);
+    const usable =
+      this.book.deps.clock.now() - pre.at <= PREREAD_MAX_AGE_MS &&
+      pre.attempt === rec.attempt &&
+      pre.issuedAt === rec.issuedAt &&
+      this.book.comingDropsTo(rec.to) === pre.dropsAtRead &&
+      [...new Set([...Object.keys(coming), ...Object.keys(pre.comingAtRead)])].every(
+        (rc) => (coming[rc] ?? 0) === (pre.comingAtRead[rc] ?? 0),
+      );
+    if (!usable) {
+      this.book.counters.prereadsStale++;
+      return null;
+    }
+    this.book.counters.prereadsUsed++;
+    return pre.need;
   }
 
   /** os-migrateLive. A refusal fails the attempt; a lost answer is resolved from Nova's records. */
@@ -286,6 +347,9 @@ export class MoveDriver {
             novaMigrationId: found.id,
             detail: `attempt ${rec.attempt}: Nova migration ${found.id} (${found.status})`,
           });
+          // Scheduled: Placement shows its claim on the destination now (as in follow). The record
+          // may not be listed again before it ends, so this is the moment to say so.
+          if (found.status !== 'accepted') this.book.dropComing(rec.step);
           await this.book.audit('migration-found', rec, `Nova migration ${found.id} is ${found.status}`);
           return true;
         }

@@ -90,6 +90,29 @@ export interface RunWindow {
   fence?: number;
 }
 
+/**
+ * A pre-flight that passed before the move's slots were free: the move's source still ran
+ * another migration of ours, expected to end soon. Used by the move's next attempt instead of
+ * reading again, only while it is young (PREREAD_MAX_AGE_MS), for the same attempt, and while
+ * nothing of ours towards the destination changed since (no claim left `coming`, none added):
+ * then it says what a pre-flight made now would say, but for changes by others, which Nova's
+ * own checks at the call refuse (a busy server: 409; no room: the scheduler's refusal).
+ */
+export interface Preread {
+  at: number;
+  attempt: number;
+  issuedAt: string | null;
+  need: Record<string, number>;
+  comingAtRead: Record<string, number>;
+  dropsAtRead: number;
+}
+
+/**
+ * How old a pre-read may be when its move starts: as old as the shared listing of compute
+ * services pre-flight uses (service-reads.ts), for the same reason.
+ */
+export const PREREAD_MAX_AGE_MS = 5000;
+
 export interface RunCounters {
   /** Reads of Nova or Placement that failed and were asked again later. */
   readErrors: number;
@@ -101,6 +124,13 @@ export interface RunCounters {
   abortRequests: number;
   /** Moves found unfinished at start and resolved from Nova. */
   reconciled: number;
+  /**
+   * Pre-flights made before the move's slots were free; how many of them the move used, and how
+   * many it found too old or out of date when it started (and read again).
+   */
+  prereads: number;
+  prereadsUsed: number;
+  prereadsStale: number;
 }
 
 /** Thrown inside a move's driver when the journal refused a compare-and-set. */
@@ -156,6 +186,9 @@ export class RunBook {
     unknownOutcomes: 0,
     abortRequests: 0,
     reconciled: 0,
+    prereads: 0,
+    prereadsUsed: 0,
+    prereadsStale: 0,
   };
   private readonly destLocks = new Map<string, Promise<void>>();
   readonly log: Logger;
@@ -165,6 +198,14 @@ export class RunBook {
   readonly endReads: ServerEndReads;
   /** Per step: gives the move's concurrency slots back (once), and wakes the run's loop. */
   private readonly slotHolders = new Map<number, () => void>();
+  /**
+   * Per destination: how many of our moves' claims left `coming` (Placement shows them now, or
+   * the move ended). A usage read before such a drop may miss that claim: a pre-read is only used
+   * while this count is what it was when the pre-read was made.
+   */
+  private readonly comingDrops = new Map<string, number>();
+  /** Pre-flights made before the move's slots were free (MoveDriver.preread), by step. */
+  readonly prereads = new Map<number, Preread>();
 
   constructor(
     readonly deps: ExecutorDeps,
@@ -181,6 +222,11 @@ export class RunBook {
   /** How the move's slots are given back before its driver ends (ExecutionRun.launch). */
   holdSlot(step: number, free: () => void): void {
     this.slotHolders.set(step, free);
+  }
+
+  /** The move still holds its slots (its record is not final yet). */
+  holdsSlot(step: number): boolean {
+    return this.slotHolders.has(step);
   }
 
   /**
@@ -317,7 +363,14 @@ export class RunBook {
   }
 
   dropComing(step: number): void {
-    for (const byStep of this.coming.values()) byStep.delete(step);
+    for (const [host, byStep] of this.coming) {
+      if (byStep.delete(step)) this.comingDrops.set(host, (this.comingDrops.get(host) ?? 0) + 1);
+    }
+  }
+
+  /** See comingDrops. */
+  comingDropsTo(host: string): number {
+    return this.comingDrops.get(host) ?? 0;
   }
 
   async quarantine(rec: MoveRecord, reason: string, novaFault: string | null): Promise<void> {
