@@ -239,7 +239,7 @@ export class ExecutionRun {
         continue;
       }
       const deadline = this.book.window.deadline;
-      if (deadline !== null && now + rec.estimatedSeconds * 1000 > deadline) {
+      if (deadline !== null && !this.book.fitsWindow(rec, now)) {
         await this.book.endPending(
           rec,
           `does not fit in what is left of the window (≈${Math.round(rec.estimatedSeconds)} s needed, ${Math.max(0, Math.round((deadline - now) / 1000))} s left)`,

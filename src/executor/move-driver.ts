@@ -118,8 +118,14 @@ export class MoveDriver {
         await this.book.quarantine(rec, `pre-flight: ${pf.reason}`, pf.serverFault);
       return false;
     }
-    if (this.book.stopRequested() || this.book.abortReason(rec)?.kind === 'window') {
-      // The window closed or a pause came while we read: leave the move to the loop.
+    if (
+      this.book.stopRequested() ||
+      this.book.abortReason(rec)?.kind === 'window' ||
+      !this.book.fitsWindow(rec, this.book.deps.clock.now())
+    ) {
+      // The window closed, or no longer has room for the move, or a pause came while we read
+      // (faults can stretch pre-flight's reads over minutes): leave the move to the loop, which
+      // ends it with why.
       this.book.dropComing(rec.step);
       return false;
     }
@@ -613,9 +619,7 @@ export class MoveDriver {
     const now = clock.now();
     const wait = backoffSeconds(rec.attempt, settings.retry) * 1000;
     const attemptsLeft = rec.attempt < settings.retry.attempts;
-    const timeLeft =
-      this.book.window.deadline === null ||
-      now + wait + rec.estimatedSeconds * 1000 <= this.book.window.deadline;
+    const timeLeft = this.book.fitsWindow(rec, now + wait);
     this.book.dropComing(rec.step);
     // Whatever failed, the next pre-flight towards this host reads its inventories again.
     this.book.placement.forget(rec.to);

@@ -258,6 +258,15 @@ export class RunBook {
     return this.window.abortRequested?.() ?? this.resumedAbort;
   }
 
+  /**
+   * Whether a move started at `now` would end, by its estimate, before the window does. Asked
+   * before a move starts, again after its pre-flight (whose reads may have taken minutes under
+   * faults) and before a retry: one rule, so a move is never sent that was judged not to fit.
+   */
+  fitsWindow(rec: MoveRecord, now: number): boolean {
+    return this.window.deadline === null || now + rec.estimatedSeconds * 1000 <= this.window.deadline;
+  }
+
   abortReason(rec: MoveRecord): { kind: AbortKind; why: string } | null {
     const now = this.deps.clock.now();
     if (this.window.deadline !== null && now >= this.window.deadline) {

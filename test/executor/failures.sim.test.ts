@@ -2,6 +2,7 @@
 // confirmed on its source), failures are retried with backoff and then quarantined, a pause
 // stops new moves.
 import { afterEach, describe, expect, it } from 'vitest';
+import type { ExecutorCloud } from '../../src/executor/ports.js';
 import {
   host,
   makeExecutor,
@@ -103,6 +104,48 @@ describe('abort', () => {
     // A window's end is nobody's fault: no retry, no quarantine.
     expect(recorded.quarantined).toEqual([]);
     expect(world.cloud.migrations).toHaveLength(1);
+  });
+
+  it('does not send a move whose pre-flight reads used up the window it fitted in', async () => {
+    world = await openWorld(threeHosts(), { speed: 20 });
+    const w = world;
+    const inner = w.executorCloud;
+    // The first pre-flight read of the server takes 1000 s of virtual time (timeouts and retries
+    // under faults): the move fitted when it was picked (1200 s left, 600 s needed), but only
+    // about 200 s are left when its pre-flight ends, while the window is still open.
+    let reads = 0;
+    const slowFirstRead: ExecutorCloud['getServer'] = async (id) => {
+      if (reads++ === 0) w.cloud.clock.advance(1000);
+      return inner.getServer(id);
+    };
+    const cloud = new Proxy(inner, {
+      get(target, prop) {
+        if (prop === 'getServer') return slowFirstRead;
+        const v: unknown = Reflect.get(target, prop, target);
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    });
+    const { executor, recorded } = makeExecutor({ executorCloud: cloud, clock: w.clock });
+    const deadline = w.clock.now() + 1_200_000;
+    const summary = await executor.start(
+      {
+        aggregate: 'agg',
+        planId: null,
+        startedBy: 'test',
+        moves: [move(1, 1, 1, 'c1', 'c2', { estimatedSeconds: 600 })],
+      },
+      { deadline, shouldStop: noStop },
+    );
+    expect(reads).toBeGreaterThan(0);
+    expect(summary.moves[0]!.state).toBe('skipped');
+    expect(summary.moves[0]!.detail).toMatch(
+      /^does not fit in what is left of the window \(≈600 s needed, \d+ s left\)$/,
+    );
+    // Nothing was asked of Nova: no intent, no os-migrateLive, no migration.
+    expect(summary.moves[0]!.issuedAt).toBeNull();
+    expect(recorded.audit.some((a) => a.action === 'live-migrate')).toBe(false);
+    expect(w.cloud.migrations).toEqual([]);
+    expect(w.cloud.serversByUuid.get(serverId(1))!.host).toBe('c1');
   });
 
   it('records the completion when an abort loses the race with it', async () => {
