@@ -119,11 +119,14 @@ export class SnapshotMemo {
   /** Storage decision per kept server, kept up to date entry by entry. */
   readonly storage = new Map<string, StorageDecision>();
   /**
-   * The server loads the last build's servers carry, and whether every server of the build was
-   * kept from the one before: then a build given the same loads again has nothing to apply.
+   * The server loads the last build's servers carry (every one of them: undefined when a build's
+   * loads were not applied to the end), and where in this build's list the servers built afresh
+   * are: a build given the same loads again applies them to those only (50 booted servers, not a
+   * pass over 100,000).
    */
   loadsApplied: ReadonlyMap<string, unknown> | undefined;
-  allKept = false;
+  built: number[] = [];
+  private loadsDone = true;
   private context: Context | undefined;
   private order: Order | undefined;
   private stamp = 0;
@@ -146,7 +149,11 @@ export class SnapshotMemo {
       this.storage.clear();
     }
     this.context = next;
-    this.allKept = true;
+    this.built = [];
+    // The build before had no loads applied to the end (the metrics failed): its new servers
+    // carry none, so the next loads go to every server.
+    if (!this.loadsDone) this.loadsApplied = undefined;
+    this.loadsDone = false;
     return ++this.stamp;
   }
 
@@ -162,6 +169,11 @@ export class SnapshotMemo {
     this.order =
       (o !== undefined ? repaired(o, list, (id) => this.servers.has(id)) : undefined) ?? fullSort(list);
     return Array.from(this.order!.sorted, (i) => list[i]!);
+  }
+
+  /** Says the loads of `loadsApplied` are now on every server of the build. */
+  loadsFinished(): void {
+    this.loadsDone = true;
   }
 
   /** The entry of a server kept by the build with this stamp, if any. */
