@@ -392,14 +392,14 @@ export function buildSnapshot(
     };
     if (sriov) server.sriov = sriov.has(s.id);
     if (Object.keys(s.metadata).length > 0) server.metadata = s.metadata;
-    memo.allKept = false;
+    memo.built.push(servers.length);
     const target = { id: s.id, instanceName: s.instanceName, host: s.host };
     memo.servers.set(s.id, { nova: s, server, storage, target, stamp });
     memo.storage.set(s.id, storage);
     servers.push(server);
     targets.servers.push(target);
   }
-  if (memo.end(stamp) > 0) memo.allKept = false;
+  memo.end(stamp);
   if (unplaced) warnings.push(`${unplaced} servers have no host (building, shelved or failed): left out`);
 
   const serverGroups: ServerGroup[] = [];
@@ -488,21 +488,25 @@ export async function addLoads(
     if (load) h.load = load;
   }
   // A server built in an earlier cycle is shared with that cycle's snapshot: a new load gives a
-  // new object (kept in the memo), never a change in place. Kept series give the same load, and
-  // when every server is the one of the last build, which already carries them, none is looked at.
+  // new object (kept in the memo), never a change in place. Given the same loads as the last
+  // build, a server kept from it already carries its own: only the servers built afresh are
+  // looked at.
   const memo = built.memo;
-  const skip = memo.allKept && memo.loadsApplied === metrics.serverLoads;
+  const same = memo.loadsApplied !== undefined && memo.loadsApplied === metrics.serverLoads;
   memo.loadsApplied = metrics.serverLoads;
-  for (let i = 0; !skip && i < servers.length; i++) {
+  const apply = (i: number) => {
     const s = servers[i]!;
     const load = metrics.serverLoads.get(s.id);
-    if (s.load === load) continue;
+    if (s.load === load) return;
     const { load: _old, ...rest } = s;
     const next: Server = load === undefined ? rest : { ...rest, load };
     servers[i] = next;
     const entry = memo.servers.get(s.id);
     if (entry !== undefined && entry.server === s) entry.server = next;
-  }
+  };
+  if (same) for (const i of memo.built) apply(i);
+  else for (let i = 0; i < servers.length; i++) apply(i);
+  memo.loadsFinished();
   for (const p of metrics.health.problems) warnings.push(`metrics: ${p}`);
   built.result.metrics = metrics;
 }

@@ -18,6 +18,7 @@ import {
   loadTolerance,
   type PlanningFingerprint,
   planningFingerprint,
+  touchedHosts,
 } from './fingerprint.js';
 import { measuredBalance, recheckGain } from './gain.js';
 import { assessHealth, type HealthInput, type HealthVerdict } from './health.js';
@@ -245,7 +246,8 @@ const FIGURES_ONLY: ReadonlySet<ViolationCode> = new Set(['stats-mismatch', 'rea
  * Whether the last plan's conclusion holds after servers were booted or deleted in the aggregate:
  * each host's figure moved by at most the tolerance counting them (absorbedChange), and the
  * independent checker still accepts the plan on today's snapshot (a new server may have taken a
- * destination's room). Checking costs a fraction of planning 10,000 servers again.
+ * destination's room). Checking costs a fraction of planning 10,000 servers again, and is only
+ * done when a change is on a host one of the plan's moves leaves or enters.
  */
 function stillHolds(
   last: LastPlan,
@@ -258,10 +260,17 @@ function stillHolds(
   const agg = last.plan.aggregates.length === 1 ? last.plan.aggregates[0] : undefined;
   if (agg === undefined || agg.name !== aggregate) return false;
   if (absorbedChange(fingerprint, last.inputs, tolerance, dimensions) !== null) return false;
-  // Checked already on these very hosts and servers (loads aside): the checker's answer stands.
+  // The checker accepted the plan on the slice it was made from, or on the one it was last
+  // checked on; what can have changed its answer since, loads aside (they are within the
+  // tolerance, as for any plan kept), is on the hosts whose servers came, went or changed.
+  // Beyond its moves' own hosts, the checker reads the aggregate's other hosts only for figures
+  // made of loads (balance, gains, hot hosts) or, for a plan balanced on the forecast, counts of
+  // servers with a profile: such a plan is checked again on any change.
+  const touched = touchedHosts(fingerprint, last.checkedWith ?? last.inputs);
   if (
-    last.checkedWith !== undefined &&
-    fingerprintChange(fingerprint, last.checkedWith, Number.POSITIVE_INFINITY) === null
+    touched !== null &&
+    (touched.size === 0 ||
+      (agg.forecast === undefined && agg.moves.every((m) => !touched.has(m.from) && !touched.has(m.to))))
   )
     return true;
   // Its figures (before and after, the imbalance each reason quotes) are those of the day it was
@@ -279,6 +288,12 @@ export class ControlLoop {
    * planning per aggregate; the plan is still not stored again if its moves are the same.
    */
   private readonly lastPlans = new Map<string, LastPlan>();
+  /**
+   * Per aggregate, the planning fingerprint of the last cycle that took one: the next one copies
+   * what it can of it (the figures of servers that are the same objects), so taking it costs what
+   * changed. Only work is saved: the fingerprint is the same without it.
+   */
+  private readonly lastFingerprints = new Map<string, PlanningFingerprint>();
 
   constructor(
     private readonly deps: LoopDeps,
@@ -451,7 +466,8 @@ export class ControlLoop {
       approved = new Set([...approvedAll].filter((st) => !progress!.started.has(st)));
       this.lastPlans.delete(s.name);
     } else {
-      fingerprint = planningFingerprint(planning, s.name, policy);
+      fingerprint = planningFingerprint(planning, s.name, policy, this.lastFingerprints.get(s.name));
+      this.lastFingerprints.set(s.name, fingerprint);
       const last = this.lastPlans.get(s.name);
       const tolerance = loadTolerance(s.policy);
       if (last !== undefined && fingerprintChange(fingerprint, last.inputs, tolerance) === null)

@@ -22,10 +22,20 @@ export interface PlanningFingerprint {
   /**
    * Measured loads as fractions of each host's physical capacity: hosts first, then servers (a
    * server's load over its host's capacity), `dims` figures each; NaN where none was measured.
-   * Numbers, not the load objects: a load changed in place is still seen.
+   * Numbers, not the load objects: a host's load changed in place is still seen. A server's
+   * figures are copied from the aggregate's previous fingerprint when it is the very same object
+   * (a snapshot is read-only, src/cloud/snapshot-memo.ts).
    */
   loads: Float64Array;
   dims: number;
+  /** Each host's capacity per dimension, as `loads` divides by (hosts in order, `dims` each). */
+  caps: Float64Array;
+  /**
+   * Whether the servers are in strictly increasing order of id (the recorder's snapshots are):
+   * two such fingerprints are compared by walking both lists once, in step, instead of indexing
+   * one of them by id (10,000 map entries per aggregate and cycle for a few servers that changed).
+   */
+  byId: boolean;
 }
 
 function capacity(h: Host | undefined, rc: string): number {
@@ -34,32 +44,125 @@ function capacity(h: Host | undefined, rc: string): number {
   return c > 0 ? c : 1;
 }
 
-function utilization(slice: Snapshot, policy: Policy): Float64Array {
+/** Whether the servers are in strictly increasing order of id. */
+function sortedById(servers: readonly Server[]): boolean {
+  for (let i = 1; i < servers.length; i++) if (!(servers[i - 1]!.id < servers[i]!.id)) return false;
+  return true;
+}
+
+/**
+ * Visits the servers of two lists by id: `(i, j)` for a server in both (the same object or not),
+ * `(i, -1)` for one only in `now`, `(-1, j)` for one only in `ref`; in step when both lists are
+ * in order of id, else through an index of `ref`. A visit that returns a string stops the walk
+ * and is returned.
+ */
+function pairServers(
+  now: { servers: readonly Server[]; byId: boolean },
+  ref: { servers: readonly Server[]; byId: boolean },
+  visit: (i: number, j: number) => string | null,
+): string | null {
+  const a = now.servers;
+  const b = ref.servers;
+  if (now.byId && ref.byId) {
+    let i = 0;
+    let j = 0;
+    while (i < a.length && j < b.length) {
+      const x = a[i]!;
+      const y = b[j]!;
+      const why = x === y || x.id === y.id ? visit(i++, j++) : x.id < y.id ? visit(i++, -1) : visit(-1, j++);
+      if (why !== null) return why;
+    }
+    for (; i < a.length; i++) {
+      const why = visit(i, -1);
+      if (why !== null) return why;
+    }
+    for (; j < b.length; j++) {
+      const why = visit(-1, j);
+      if (why !== null) return why;
+    }
+    return null;
+  }
+  const before = new Map<string, number>();
+  for (let j = 0; j < b.length; j++) before.set(b[j]!.id, j);
+  const seen = new Uint8Array(b.length);
+  for (let i = 0; i < a.length; i++) {
+    const j = before.get(a[i]!.id);
+    if (j !== undefined) seen[j] = 1;
+    const why = visit(i, j ?? -1);
+    if (why !== null) return why;
+  }
+  for (let j = 0; j < b.length; j++) {
+    if (seen[j] === 1) continue;
+    const why = visit(-1, j);
+    if (why !== null) return why;
+  }
+  return null;
+}
+
+/** Whether two fingerprints have the same hosts, in the same order, with the same capacities. */
+function sameHostsAndCaps(
+  a: { hosts: readonly Host[]; caps: Float64Array },
+  b: { hosts: readonly Host[]; caps: Float64Array },
+): boolean {
+  if (a.hosts.length !== b.hosts.length || a.caps.length !== b.caps.length) return false;
+  for (let i = 0; i < a.hosts.length; i++) if (a.hosts[i]!.name !== b.hosts[i]!.name) return false;
+  for (let k = 0; k < a.caps.length; k++) if (a.caps[k] !== b.caps[k]) return false;
+  return true;
+}
+
+function utilization(
+  slice: Snapshot,
+  policy: Policy,
+  own: Omit<PlanningFingerprint, 'loads'>,
+  previous: PlanningFingerprint | undefined,
+): Float64Array {
   const dims = policy.dimensions;
   const n = dims.length;
-  const out = new Float64Array((slice.hosts.length + slice.servers.length) * n);
+  const H = slice.hosts.length;
+  const out = new Float64Array((H + slice.servers.length) * n);
+  const caps = own.caps;
+  for (const [i, h] of slice.hosts.entries())
+    for (let j = 0; j < n; j++) {
+      const v = h.load?.[dims[j]!.load];
+      out[i * n + j] = v === undefined ? Number.NaN : v / caps[i * n + j]!;
+    }
+  // A server that is the very same object as in the cycle before, on the same hosts with the same
+  // capacities, has the same figures (the recorder gives a new load a new object, and a snapshot
+  // is read-only): they are copied, so this pass costs what changed, not 10,000 lookups.
+  const reuse =
+    previous !== undefined &&
+    previous.key === own.key &&
+    previous.dims === n &&
+    sameHostsAndCaps(previous, own);
+  const done = new Uint8Array(slice.servers.length);
+  if (reuse) {
+    const pl = previous.loads;
+    const PH = previous.hosts.length;
+    pairServers(own, previous, (i, j) => {
+      if (i >= 0 && j >= 0 && own.servers[i] === previous.servers[j]) {
+        for (let d = 0; d < n; d++) out[(H + i) * n + d] = pl[(PH + j) * n + d]!;
+        done[i] = 1;
+      }
+      return null;
+    });
+  }
   // Each host's capacities once, by its place: a slice has 10,000 servers on 500 hosts, and
   // looking the capacity up again per server was most of this pass's cost every cycle.
-  const place = new Map<string, number>();
-  const caps = new Float64Array(slice.hosts.length * n);
-  let k = 0;
-  for (const [i, h] of slice.hosts.entries()) {
-    place.set(h.name, i);
-    for (const [j, d] of dims.entries()) {
-      const c = capacity(h, d.capacity);
-      caps[i * n + j] = c;
-      const v = h.load?.[d.load];
-      out[k++] = v === undefined ? Number.NaN : v / c;
-    }
-  }
+  let place: Map<string, number> | undefined;
   // The capacity a server of an unknown host is measured against (capacity(undefined, _)).
   const none = capacity(undefined, '');
-  for (const s of slice.servers) {
-    const i = place.get(s.host);
+  for (let i = 0; i < slice.servers.length; i++) {
+    if (done[i] === 1) continue;
+    if (place === undefined) {
+      place = new Map<string, number>();
+      for (const [x, h] of slice.hosts.entries()) place.set(h.name, x);
+    }
+    const s = slice.servers[i]!;
+    const x = place.get(s.host);
     const load = s.load;
     for (let j = 0; j < n; j++) {
       const v = load?.[dims[j]!.load];
-      out[k++] = v === undefined ? Number.NaN : v / (i === undefined ? none : caps[i * n + j]!);
+      out[(H + i) * n + j] = v === undefined ? Number.NaN : v / (x === undefined ? none : caps[x * n + j]!);
     }
   }
   return out;
@@ -68,22 +171,34 @@ function utilization(slice: Snapshot, policy: Policy): Float64Array {
 /**
  * The fingerprint of an aggregate's slice (src/loop/slices.ts) as the loop plans it: holds and
  * held hosts are already marked on it, so they count as changes of a server or host. The slice
- * must not be changed afterwards (the fingerprint keeps its hosts and servers).
+ * must not be changed afterwards (the fingerprint keeps its hosts and servers). `previous`, the
+ * aggregate's fingerprint of an earlier cycle, only saves work: the result is the same without it.
  */
-export function planningFingerprint(slice: Snapshot, aggregate: string, policy: Policy): PlanningFingerprint {
+export function planningFingerprint(
+  slice: Snapshot,
+  aggregate: string,
+  policy: Policy,
+  previous?: PlanningFingerprint,
+): PlanningFingerprint {
   const hash = createHash('sha256');
   hash.update(JSON.stringify(policy));
   hash.update(JSON.stringify(slice.serverGroups));
   const p = slice.profiles;
   if (p !== undefined)
     hash.update(JSON.stringify([p.refreshedAt, p.resolution, p.quantile, p.errors?.[aggregate] ?? null]));
-  return {
+  const n = policy.dimensions.length;
+  const caps = new Float64Array(slice.hosts.length * n);
+  for (const [i, h] of slice.hosts.entries())
+    for (const [j, d] of policy.dimensions.entries()) caps[i * n + j] = capacity(h, d.capacity);
+  const own = {
     key: hash.digest('base64url'),
     hosts: slice.hosts,
     servers: slice.servers,
-    loads: utilization(slice, policy),
-    dims: policy.dimensions.length,
+    dims: n,
+    caps,
+    byId: sortedById(slice.servers),
   };
+  return { ...own, loads: utilization(slice, policy, own, previous) };
 }
 
 /**
@@ -224,18 +339,12 @@ export function absorbedChange(
     return null;
   };
   const H = now.hosts.length;
-  const before = new Map<string, number>();
-  for (let i = 0; i < ref.servers.length; i++) before.set(ref.servers[i]!.id, i);
-  const seen = new Uint8Array(ref.servers.length);
-  for (let i = 0; i < now.servers.length; i++) {
+  // In step through both lists (by id): the servers that are the very same object, nearly all of
+  // them, cost a pointer comparison and their loads' comparison.
+  const why = pairServers(now, ref, (i, j) => {
+    if (j < 0) return count(now.servers[i]!, now.loads, H + i, now.hosts);
+    if (i < 0) return count(ref.servers[j]!, ref.loads, H + j, ref.hosts);
     const a = now.servers[i]!;
-    const j = before.get(a.id);
-    if (j === undefined) {
-      const why = count(a, now.loads, H + i, now.hosts);
-      if (why !== null) return why;
-      continue;
-    }
-    seen[j] = 1;
     if (!sameButLoad(a, ref.servers[j]!)) return `server ${a.id} changed`;
     for (let d = 0; d < D; d++) {
       const u = now.loads[(H + i) * D + d]!;
@@ -243,12 +352,9 @@ export function absorbedChange(
       if (Number.isNaN(u) !== Number.isNaN(v) || Math.abs(u - v) > tolerance)
         return `server ${a.id}: load moved beyond the tolerance`;
     }
-  }
-  for (let j = 0; j < ref.servers.length; j++) {
-    if (seen[j] === 1) continue;
-    const why = count(ref.servers[j]!, ref.loads, H + j, ref.hosts);
-    if (why !== null) return why;
-  }
+    return null;
+  });
+  if (why !== null) return why;
   for (let h = 0; h < H; h++)
     for (let d = 0; d < D; d++) {
       const u = now.loads[h * D + d]!;
@@ -261,4 +367,30 @@ export function absorbedChange(
         return `host ${now.hosts[h]!.name}: servers booted or deleted move its load beyond the tolerance`;
     }
   return null;
+}
+
+/**
+ * The hosts a plan checked on `ref` may see differently on `now`, loads aside: those whose
+ * servers came, went or changed, and those whose record changed but for its measured load (a
+ * new Placement usage, say). Null when the two do not have the same hosts.
+ */
+export function touchedHosts(now: PlanningFingerprint, ref: PlanningFingerprint): Set<string> | null {
+  if (now.hosts.length !== ref.hosts.length) return null;
+  const out = new Set<string>();
+  for (let i = 0; i < now.hosts.length; i++) {
+    const a = now.hosts[i]!;
+    const b = ref.hosts[i]!;
+    if (a.name !== b.name) return null;
+    if (!sameButLoad(a, b)) out.add(a.name);
+  }
+  pairServers(now, ref, (i, j) => {
+    const a = i < 0 ? undefined : now.servers[i]!;
+    const b = j < 0 ? undefined : ref.servers[j]!;
+    if (a === b) return null;
+    if (a !== undefined && b !== undefined && sameButLoad(a, b)) return null;
+    if (a !== undefined) out.add(a.host);
+    if (b !== undefined) out.add(b.host);
+    return null;
+  });
+  return out;
 }

@@ -115,6 +115,34 @@ describe('IncrementalRecorder on the simulator', () => {
     }
   });
 
+  it('between server series, servers booted or changed take the figures of the last series read', async () => {
+    const w = await world(12, 240);
+    const rec = await recorder(w, { serverMetricsEveryCycles: 3 });
+    const session = await w.session();
+    const first = await rec.cycle();
+    const read = new Map(first.snapshot.servers.map((s) => [s.id, s.load]));
+    const used = new Set<string>();
+    const moving = movable(w.cloud, used);
+    await session.nova.liveMigrate(moving.uuid, destinationFor(w.cloud, moving));
+    const born = createServer(w.cloud, {
+      name: 'new-1',
+      host: w.cloud.hosts[1]?.name as string,
+      flavor: { name: 'm1.small', vcpus: 1, ramMB: 2048, diskGB: 20 },
+    });
+    w.cloud.advance(5);
+    const r = await rec.cycle();
+    expect(r.changes.reread).not.toContain('server metrics');
+    expect(r.changes.serversAdded).toBe(1);
+    expect(r.changes.serversUpdated).toBeGreaterThanOrEqual(1);
+    // Every server, rebuilt or not, carries the figure of the series read in the first cycle; the
+    // new one has none yet.
+    expect(r.snapshot.servers.map((s) => [s.id, s.load])).toEqual(
+      r.snapshot.servers.map((s) => [s.id, read.get(s.id)]),
+    );
+    expect(r.snapshot.servers.find((s) => s.id === born.uuid)?.load).toBeUndefined();
+    expect(read.get(moving.uuid)).toBeDefined();
+  });
+
   it('gives the full record after every kind of change, re-reading only what changed', async () => {
     const w = await world(12, 240);
     // Server series every cycle: the snapshot is then the full record's to the last figure.

@@ -160,6 +160,20 @@ vi.mock('../../src/planner/index.js', async (load) => {
   };
 });
 
+// The checker's calls, counted the same way: a kept plan is checked again only when a change is
+// on one of its moves' hosts.
+const checker = vi.hoisted(() => ({ calls: 0 }));
+vi.mock('../../src/checker/index.js', async (load) => {
+  const real = await load<typeof import('../../src/checker/index.js')>();
+  return {
+    ...real,
+    checkPlan: (...args: Parameters<typeof real.checkPlan>) => {
+      checker.calls++;
+      return real.checkPlan(...args);
+    },
+  };
+});
+
 const clock = { now: Date.parse('2026-11-28T23:00:00Z') }; // a Saturday, 00:00 in Paris
 const win = (text: string): WeeklyWindow => {
   const p = parseWindow(text);
@@ -654,6 +668,38 @@ describe('control loop: unchanged aggregates', () => {
     expect(replanned.unchanged).toBeUndefined();
     expect(store.plans).toHaveLength(2);
     expect(store.plans[1]!.plan.aggregates[0]!.moves.every((m) => m.to !== to)).toBe(true);
+  });
+
+  it('a server booted on a host none of its moves touches keeps the plan without checking it again', async () => {
+    const { loop, store, snap, setSnap } = setup({ mode: 'observe' });
+    // A host of the aggregate that is down: no move leaves or enters it.
+    const s0 = snap();
+    setSnap({ ...s0, hosts: [...s0.hosts, host('e', { aggregates: ['gold'], state: 'down', cpuLoad: 1 })] });
+    const first = (await loop.runCycle()).aggregates[0]!;
+    const moves = store.plans[0]!.plan.aggregates[0]!.moves;
+    expect(moves.length).toBeGreaterThan(0);
+    expect(moves.some((m) => m.from === 'e' || m.to === 'e')).toBe(false);
+    const boot = (id: string, on: string) => {
+      const s = snap();
+      setSnap({
+        ...s,
+        servers: [...s.servers, server(id, on, { vcpus: 1, ramMB: 512, cpu: 0.01, memMB: 100 })],
+      });
+    };
+    boot('n1', 'e');
+    clock.now += 300_000;
+    const [plans, checks] = [planner.calls, checker.calls];
+    const kept = (await loop.runCycle()).aggregates[0]!;
+    expect(kept.unchanged).toBe(true);
+    expect(kept.planId).toBe(first.planId);
+    expect([planner.calls, checker.calls]).toEqual([plans, checks]);
+    // One on a host a move leaves: the checker replays the plan before it is kept.
+    boot('n2', moves[0]!.from);
+    clock.now += 300_000;
+    const checked = (await loop.runCycle()).aggregates[0]!;
+    expect(checked.unchanged).toBe(true);
+    expect([planner.calls, checker.calls]).toEqual([plans, checks + 1]);
+    expect(store.plans).toHaveLength(1);
   });
 
   it('a restarted loop plans again but does not store the same plan twice', async () => {
