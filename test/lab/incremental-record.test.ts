@@ -52,6 +52,14 @@ describe('IncrementalRecorder against the lab', () => {
 
     const since = new Date();
     await s.nova.liveMigrate(a.id, 'compute2');
+    // Nova answers the 202 before its conductor creates the migration record (an RPC cast; the
+    // recorder once ran first and found none): wait until Nova lists it (server a has no other).
+    await waitFor(
+      'the migration record',
+      async () => ((await s.nova.listMigrations({ serverId: a.id })).length > 0 ? true : undefined),
+      60_000,
+      100,
+    );
     // Right away: the fresh record may have no updated_at yet; the recorder must list it anyway.
     const early = await rec.cycle();
     expect(early.full).toBe(false);
