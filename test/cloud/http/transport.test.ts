@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { CloudError } from '../../../src/cloud/errors.js';
 import { HttpTransport } from '../../../src/cloud/http/transport.js';
 import { createLogger } from '../../../src/cloud/log.js';
@@ -115,9 +115,16 @@ describe('HttpTransport', () => {
       /in a row/,
     );
     healthy = true;
-    await new Promise((r) => setTimeout(r, 40));
-    expect((await t.send({ method: 'GET', url: `${fake.url}/x`, service: 'compute' })).status).toBe(200);
-    expect((await t.send({ method: 'GET', url: `${fake.url}/x`, service: 'compute' })).status).toBe(200);
+    // The breaker times its open state with Date.now(): move that clock past halfOpenAfterMs
+    // instead of waiting on the wall clock.
+    const later = Date.now() + 40;
+    const clock = vi.spyOn(Date, 'now').mockImplementation(() => later);
+    try {
+      expect((await t.send({ method: 'GET', url: `${fake.url}/x`, service: 'compute' })).status).toBe(200);
+      expect((await t.send({ method: 'GET', url: `${fake.url}/x`, service: 'compute' })).status).toBe(200);
+    } finally {
+      clock.mockRestore();
+    }
   });
 
   it('sends a request id, reports the one answered, and logs no secrets', async () => {
