@@ -29,6 +29,8 @@ interface Served {
   storePath: string;
   planId: string;
   child: ChildProcess;
+  /** Resolves once the first cycle is logged: before it, aggregate routes answer 503 (no snapshot). */
+  cycled: Promise<void>;
   close(): Promise<void>;
 }
 
@@ -73,12 +75,17 @@ async function serve(sim: SimServerHandle, auth: boolean): Promise<Served> {
     },
   );
   let log = '';
+  let onCycle = (): void => {};
+  const cycled = new Promise<void>((r) => {
+    onCycle = r;
+  });
   const url = await new Promise<string>((resolvePromise, reject) => {
     child.stderr!.setEncoding('utf8');
     child.stderr!.on('data', (chunk: string) => {
       log += chunk;
       const m = /API on (http:\/\/127\.0\.0\.1:\d+)\/v1/.exec(log);
       if (m) resolvePromise(m[1]!);
+      if (log.includes('cycle: ')) onCycle();
     });
     child.on('exit', (code) =>
       reject(new Error(`serve exited ${code} before its API was up:\n${log.slice(-3000)}`)),
@@ -90,6 +97,7 @@ async function serve(sim: SimServerHandle, auth: boolean): Promise<Served> {
     storePath,
     planId,
     child,
+    cycled,
     async close() {
       if (child.exitCode === null) {
         const exited = new Promise((r) => child.once('exit', r));
@@ -249,6 +257,7 @@ for (const auth of [false, true]) {
     });
 
     it('4. treats prototype names as unknown names: 404, no phantom pause or audit entry', async () => {
+      await s.cycled;
       for (const name of NAMES) {
         const hosts = await fetch(`${s.url}/v1/aggregates/${name}/hosts`, { headers: admin });
         expect(hosts.status, name).toBe(404);
