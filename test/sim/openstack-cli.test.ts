@@ -1,7 +1,7 @@
 // The real `openstack` client (Debian's python3-openstackclient and python3-osc-placement,
 // installed by .ci/apt-packages.txt) against the simulator, pointed at it with OS_* variables
 // exactly as `aicerine sim` prints them.
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimServerHandle } from '../../src/sim/http/server.js';
@@ -56,14 +56,76 @@ async function openstack(...args: string[]): Promise<unknown> {
   return JSON.parse(stdout);
 }
 
+/**
+ * Several read commands in one `openstack` process: its interactive shell reads them from stdin
+ * and prints one JSON document per command. Each start of the Python client costs 1.5-2 s of
+ * CPU; the read-only commands below share one. A command that fails prints no document, so
+ * the count is checked.
+ */
+function openstackBatch(commands: string[][]): Promise<unknown[]> {
+  for (const c of commands)
+    for (const a of c)
+      if (!/^[\w.:/-]+$/.test(a)) throw new Error(`openstackBatch: argument ${a} needs quoting`);
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn('openstack', [], { env: simEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => {
+      out += c;
+    });
+    child.stderr.setEncoding('utf8').on('data', (c: string) => {
+      err += c;
+    });
+    child.on('error', reject);
+    child.on('close', (code) => {
+      // Documents are printed whole, each closing with a bracket or brace alone on its line.
+      const docs: unknown[] = [];
+      let pending: string[] = [];
+      for (const line of out.split('\n')) {
+        pending.push(line);
+        if (line === ']' || line === '}') {
+          docs.push(JSON.parse(pending.join('\n')));
+          pending = [];
+        }
+      }
+      if (code !== 0 || docs.length !== commands.length)
+        reject(
+          new Error(
+            `openstack (${commands.length} commands) exited ${code}, ${docs.length} documents:\n${err}`,
+          ),
+        );
+      else resolvePromise(docs);
+    });
+    child.stdin.end(commands.map((c) => `${[...c, '-f', 'json'].join(' ')}\n`).join(''));
+  });
+}
+
 type Row = Record<string, unknown>;
 const T = 60_000;
 
 describe('openstack CLI against the simulator', () => {
+  // The read-only commands run first, in one process (openstackBatch); each test checks its own.
+  const reads = new Map<string, unknown>();
+  beforeAll(async () => {
+    const c1 = sim.cloud.hostsByName.get('c1');
+    const commands: Record<string, string[]> = {
+      servers: ['server', 'list', '--all-projects', '--long'],
+      hypervisors: ['hypervisor', 'list'],
+      services: ['compute', 'service', 'list'],
+      aggregates: ['aggregate', 'list'],
+      gold: ['aggregate', 'show', 'gold'],
+      groups: ['server', 'group', 'list', '--all-projects'],
+      providers: ['resource', 'provider', 'list'],
+      inventory: ['resource', 'provider', 'inventory', 'list', c1?.nodeUuid as string],
+    };
+    const docs = await openstackBatch(Object.values(commands));
+    for (const [i, name] of Object.keys(commands).entries()) reads.set(name, docs[i]);
+  }, T);
+
   it(
     'server list --all-projects --long',
     async () => {
-      const rows = (await openstack('server', 'list', '--all-projects', '--long')) as Row[];
+      const rows = reads.get('servers') as Row[];
       expect(rows).toHaveLength(12);
       const byId = new Map(rows.map((r) => [r.ID, r]));
       for (const s of sim.cloud.servers)
@@ -75,9 +137,9 @@ describe('openstack CLI against the simulator', () => {
   it(
     'hypervisor list and compute service list',
     async () => {
-      const hyp = (await openstack('hypervisor', 'list')) as Row[];
+      const hyp = reads.get('hypervisors') as Row[];
       expect(hyp.map((r) => r['Hypervisor Hostname']).sort()).toEqual(['c1', 'c2', 'c3']);
-      const svc = (await openstack('compute', 'service', 'list')) as Row[];
+      const svc = reads.get('services') as Row[];
       const computes = svc.filter((r) => r.Binary === 'nova-compute');
       expect(computes.map((r) => r.Host).sort()).toEqual(['c1', 'c2', 'c3']);
       expect(computes.every((r) => r.State === 'up' && r.Status === 'enabled')).toBe(true);
@@ -88,9 +150,9 @@ describe('openstack CLI against the simulator', () => {
   it(
     'aggregate list and show',
     async () => {
-      const aggs = (await openstack('aggregate', 'list')) as Row[];
+      const aggs = reads.get('aggregates') as Row[];
       expect(aggs.map((a) => a.Name).sort()).toEqual(['gold', 'silver']);
-      const gold = (await openstack('aggregate', 'show', 'gold')) as Row;
+      const gold = reads.get('gold') as Row;
       expect(gold.hosts).toEqual(['c1', 'c2']);
     },
     T,
@@ -99,7 +161,7 @@ describe('openstack CLI against the simulator', () => {
   it(
     'server group list --all-projects',
     async () => {
-      const groups = (await openstack('server', 'group', 'list', '--all-projects')) as Row[];
+      const groups = reads.get('groups') as Row[];
       expect(groups).toHaveLength(1);
       expect(groups[0]).toMatchObject({ ID: GROUP_ID, Name: 'db' });
     },
@@ -109,16 +171,9 @@ describe('openstack CLI against the simulator', () => {
   it(
     'resource provider list and inventory list',
     async () => {
-      const rps = (await openstack('resource', 'provider', 'list')) as Row[];
+      const rps = reads.get('providers') as Row[];
       expect(rps.map((r) => r.name).sort()).toEqual(['c1', 'c2', 'c3']);
-      const c1 = sim.cloud.hostsByName.get('c1');
-      const inv = (await openstack(
-        'resource',
-        'provider',
-        'inventory',
-        'list',
-        c1?.nodeUuid as string,
-      )) as Row[];
+      const inv = reads.get('inventory') as Row[];
       const vcpu = inv.find((r) => r.resource_class === 'VCPU');
       expect(vcpu).toMatchObject({ total: 16, allocation_ratio: 4, used: 8 });
     },
