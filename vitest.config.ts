@@ -147,6 +147,9 @@ const SLOWEST = [
   'test/web/maintenance.test.ts',
 ];
 
+/** Workers of the isolated project: files that mostly wait, on a 2-core machine. */
+const ISOLATED_WORKERS = 2;
+
 class LongestFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(files);
@@ -178,19 +181,25 @@ export default defineConfig({
     // no longer for it; only a hung one is reported later.
     testTimeout: 60_000,
     hookTimeout: 60_000,
-    // Vitest's default is one worker less than the cores: a single worker on the 2-core machines
-    // the suite runs on, each file waiting for the last. Most files spend their time waiting
-    // (simulators on a scaled clock, child processes, MariaDB, etcd, Chromium), not computing, so
-    // two workers keep both cores busy (three made the campaign simulation time out while files shared the CPU). Every file already runs beside others' servers: ports
-    // are the kernel's pick, databases and etcd prefixes are per file.
-    maxWorkers: 2,
     sequence: { sequencer: LongestFirst },
     // The JSON report lets .ci/run print one plain "N passed, N failed" line for both suites.
-    reporters: ['default', ['json', { outputFile: '.test-results/unit.json' }]],
+    // npm test's shared process names its own (--outputFile.json, package.json).
+    reporters: ['default', 'json'],
+    outputFile: { json: '.test-results/unit.json' },
     projects: [
       {
         extends: true,
-        test: { name: 'shared', include: SHARED, isolate: false },
+        // One worker, one module cache for all these files: they compute (fuzzing, mutations, the
+        // planner's properties) where the isolated files wait. `npm test` runs the two projects
+        // as two vitest processes side by side (scripts/parallel.mjs), so this core-bound worker
+        // fills the CPU the isolated files leave idle; `vitest run` alone runs this group first.
+        test: {
+          name: 'shared',
+          include: SHARED,
+          isolate: false,
+          maxWorkers: 1,
+          sequence: { groupOrder: 0 },
+        },
       },
       {
         extends: true,
@@ -200,6 +209,11 @@ export default defineConfig({
           exclude: ['test/lab/**', 'node_modules/**', ...SHARED],
           // One private MariaDB server and one etcd for every store and coordination test file (each started once per run).
           globalSetup: ['test/store/mariadb-server.ts', 'test/coordination/etcd-server.ts'],
+          // Most of these files wait (simulators on a scaled clock, child processes, MariaDB, etcd,
+          // Chromium) rather than compute; every file already runs beside others' servers: ports
+          // are the kernel's pick, databases and etcd prefixes are per file.
+          maxWorkers: ISOLATED_WORKERS,
+          sequence: { groupOrder: 1 },
         },
       },
     ],
