@@ -103,30 +103,47 @@ describe('aicerine serve', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let log = '';
-    child.stdout.on('data', (c: Buffer) => {
+    // Each chunk of output re-checks what the test waits for; the child's exit ends every wait.
+    const waiters = new Set<() => void>();
+    const onOutput = (c: Buffer) => {
       log += c.toString();
-    });
-    child.stderr.on('data', (c: Buffer) => {
-      log += c.toString();
-    });
+      for (const w of [...waiters]) w();
+    };
+    child.stdout.on('data', onOutput);
+    child.stderr.on('data', onOutput);
     const exited = new Promise<number | null>((res) => child.on('exit', (code) => res(code)));
+    /** Resolves with the first match of `re` in the log, as soon as the output carrying it arrives. */
+    const logLine = (re: RegExp, what: string, ms: number) =>
+      new Promise<RegExpExecArray>((resolve, reject) => {
+        const timer = setTimeout(() => done(new Error(`no ${what} in ${ms / 1000} s; log:\n${log}`)), ms);
+        const check = () => {
+          const m = re.exec(log);
+          if (m) done(null, m);
+        };
+        const onExit = (code: number | null) =>
+          done(new Error(`serve exited (${code}) before ${what}; log:\n${log}`));
+        const done = (err: Error | null, m?: RegExpExecArray) => {
+          clearTimeout(timer);
+          waiters.delete(check);
+          child.off('exit', onExit);
+          if (err) reject(err);
+          else resolve(m as RegExpExecArray);
+        };
+        waiters.add(check);
+        child.on('exit', onExit);
+        check();
+      });
     try {
-      let url: string | undefined;
-      for (let i = 0; i < 200 && url === undefined; i++) {
-        await new Promise((r) => setTimeout(r, 100));
-        url = /serve: API on (http:\/\/127\.0\.0\.1:\d+)\/v1/.exec(log)?.[1];
-      }
+      const url = (await logLine(/serve: API on (http:\/\/127\.0\.0\.1:\d+)\/v1/, 'API address', 20_000))[1];
       expect(url, log).toBeDefined();
       expect(log).toMatch(/NO AUTHENTICATION/);
       expect((await fetch(`${url}/v1/health`)).status).toBe(200);
       const me = (await (await fetch(`${url}/v1/whoami`)).json()) as { mode: string };
       expect(me.mode).toBe('no-auth');
-      // The first cycle runs at once; metrics count it.
-      let metrics = '';
-      for (let i = 0; i < 100 && !/aicerine_cycles_total\{outcome="ok"\} [1-9]/.test(metrics); i++) {
-        await new Promise((r) => setTimeout(r, 200));
-        metrics = await (await fetch(`${url}/metrics`)).text();
-      }
+      // The first cycle runs at once; metrics count it. The service logs each aggregate's line
+      // (or the failure) after the cycle's listeners, the metrics among them, have run.
+      await logLine(/cycle: agg-\d+: |service: cycle failed/, "the first cycle's end", 20_000);
+      const metrics = await (await fetch(`${url}/metrics`)).text();
       expect(metrics).toMatch(/aicerine_cycles_total\{outcome="ok"\} [1-9]/);
       // Aggregates the file does not list run with the defaults, and have their gauges too.
       expect(metrics).toMatch(/aicerine_imbalance\{aggregate="agg-1",dimension="overall"\} \d/);
