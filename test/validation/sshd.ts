@@ -73,17 +73,27 @@ export async function startSshd(): Promise<PrivateSshd> {
   );
   const proc: ChildProcess = spawn(SSHD, ['-D', '-e', '-f', config], { stdio: ['ignore', 'ignore', 'pipe'] });
   let log = '';
-  proc.stderr?.on('data', (d: Buffer) => {
-    log += d.toString();
+  // sshd says "Server listening on 127.0.0.1 port N." once its socket listens: that line is the
+  // readiness, its exit or 10 s without it the failure.
+  const listening = `Server listening on 127.0.0.1 port ${port}`;
+  const ready = await new Promise<boolean>((resolve) => {
+    const timer = setTimeout(() => resolve(false), 10_000);
+    const finish = (ok: boolean) => {
+      clearTimeout(timer);
+      proc.off('exit', onExit);
+      resolve(ok);
+    };
+    const onExit = () => finish(false);
+    proc.once('exit', onExit);
+    proc.stderr?.on('data', (d: Buffer) => {
+      log += d.toString();
+      if (log.includes(listening)) finish(true);
+    });
   });
-  const deadline = Date.now() + 10_000;
-  while (!(await accepts(port))) {
-    if (proc.exitCode !== null || Date.now() > deadline) {
-      proc.kill('SIGTERM');
-      rmSync(dir, { recursive: true, force: true });
-      throw new Error(`private sshd did not start on 127.0.0.1:${port}: ${log.trim()}`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
+  if (!ready || !(await accepts(port))) {
+    proc.kill('SIGTERM');
+    rmSync(dir, { recursive: true, force: true });
+    throw new Error(`private sshd did not start on 127.0.0.1:${port}: ${log.trim()}`);
   }
   return {
     host: '127.0.0.1',
