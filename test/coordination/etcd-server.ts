@@ -4,8 +4,8 @@
 // warning, except under CI=true, where the run fails: CI must test the replicas.
 
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, openSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -44,25 +44,36 @@ export function freePort(): Promise<number> {
   });
 }
 
-async function waitUntilReady(endpoint: string, child: ChildProcess, logFile: string): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  const client = new Etcd3({ hosts: endpoint, dialTimeout: 1000 });
+/**
+ * Resolves when etcd logs that it serves client traffic (after its member is published, so it
+ * answers), then checks once that a read gets through. Its exit, or 60 s without the line,
+ * fails with the log's tail.
+ */
+async function waitUntilReady(endpoint: string, child: ChildProcess, log: () => string): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(
+      () => done(new Error(`etcd did not serve clients within 60 s:\n${log().slice(-3000)}`)),
+      60_000,
+    );
+    const onData = () => {
+      if (log().includes('"msg":"serving client traffic')) done(null);
+    };
+    const onExit = (code: number | null, signal: string | null) =>
+      done(new Error(`etcd exited (${code ?? signal}) while starting:\n${log().slice(-3000)}`));
+    const done = (err: Error | null) => {
+      clearTimeout(timer);
+      child.stderr?.off('data', onData);
+      child.off('exit', onExit);
+      if (err) reject(err);
+      else resolve();
+    };
+    child.stderr?.on('data', onData);
+    child.once('exit', onExit);
+    onData();
+  });
+  const client = new Etcd3({ hosts: endpoint, dialTimeout: 5000 });
   try {
-    for (;;) {
-      if (child.exitCode !== null || child.signalCode !== null) {
-        const log = await readFile(logFile, 'utf8').catch(() => '');
-        throw new Error(
-          `etcd exited (${child.exitCode ?? child.signalCode}) while starting:\n${log.slice(-3000)}`,
-        );
-      }
-      try {
-        await client.get('aicerine-ready-probe').string();
-        return;
-      } catch (err) {
-        if (Date.now() > deadline) throw new Error(`etcd did not answer within 60 s: ${String(err)}`);
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
+    await client.get('aicerine-ready-probe').string();
   } finally {
     client.close();
   }
@@ -79,11 +90,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
     return async () => {};
   }
   const dir = await mkdtemp(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'aic-etcd-'));
-  const logFile = join(dir, 'etcd.log');
   const [client, peer] = [await freePort(), await freePort()];
   const endpoint = `http://127.0.0.1:${client}`;
   const peerUrl = `http://127.0.0.1:${peer}`;
-  const log = openSync(logFile, 'a');
   const child = spawn(
     etcd,
     [
@@ -95,15 +104,21 @@ export default async function setup(project: TestProject): Promise<() => Promise
       `--initial-advertise-peer-urls=${peerUrl}`,
       `--initial-cluster=aicerine-test=${peerUrl}`,
       '--initial-cluster-state=new',
-      '--log-level=warn',
+      // info: the level of its "serving client traffic" line, the readiness awaited below.
+      '--log-level=info',
       '--logger=zap',
     ],
-    { stdio: ['ignore', log, log] },
+    { stdio: ['ignore', 'ignore', 'pipe'] },
   );
+  // The log's tail, for the errors; stderr is read for etcd's whole life so it never blocks.
+  let log = '';
+  child.stderr?.on('data', (d: Buffer) => {
+    log = (log + d.toString()).slice(-20_000);
+  });
   const killOnExit = () => child.kill('SIGKILL');
   process.once('exit', killOnExit);
   try {
-    await waitUntilReady(endpoint, child, logFile);
+    await waitUntilReady(endpoint, child, () => log);
   } catch (err) {
     child.kill('SIGKILL');
     await rm(dir, { recursive: true, force: true });

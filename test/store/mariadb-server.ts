@@ -5,7 +5,7 @@
 
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -34,25 +34,34 @@ function find(binary: string): string | null {
   return null;
 }
 
-async function waitUntilReady(server: MariadbServer, child: ChildProcess, logFile: string): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) {
-      const log = await readFile(logFile, 'utf8').catch(() => '');
-      throw new Error(
-        `mariadbd exited (${child.exitCode ?? child.signalCode}) while starting:\n${log.slice(-3000)}`,
-      );
-    }
-    try {
-      const conn = await createConnection({ socketPath: server.socketPath, user: server.user });
-      await conn.end();
-      return;
-    } catch (err) {
-      if (Date.now() > deadline)
-        throw new Error(`mariadbd did not accept connections within 60 s: ${String(err)}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
+/**
+ * Resolves when mariadbd says "ready for connections" on its stderr (its error log), then checks
+ * once that a client gets in. Its exit, or 60 s without the line, fails with the log's tail.
+ */
+async function waitUntilReady(server: MariadbServer, child: ChildProcess, log: () => string): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(
+      () => done(new Error(`mariadbd was not ready for connections within 60 s:\n${log().slice(-3000)}`)),
+      60_000,
+    );
+    const onData = () => {
+      if (log().includes('ready for connections')) done(null);
+    };
+    const onExit = (code: number | null, signal: string | null) =>
+      done(new Error(`mariadbd exited (${code ?? signal}) while starting:\n${log().slice(-3000)}`));
+    const done = (err: Error | null) => {
+      clearTimeout(timer);
+      child.stderr?.off('data', onData);
+      child.off('exit', onExit);
+      if (err) reject(err);
+      else resolve();
+    };
+    child.stderr?.on('data', onData);
+    child.once('exit', onExit);
+    onData();
+  });
+  const conn = await createConnection({ socketPath: server.socketPath, user: server.user });
+  await conn.end();
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
@@ -73,7 +82,6 @@ export default async function setup(project: TestProject): Promise<() => Promise
   // In memory when /dev/shm exists: the tests create many small databases, and DDL on disk is slow.
   const dir = await mkdtemp(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'aic-mariadb-'));
   const datadir = join(dir, 'data');
-  const logFile = join(dir, 'error.log');
   const server: MariadbServer = { socketPath: join(dir, 'mariadbd.sock'), user: 'root' };
   await run(installDb, [
     '--no-defaults',
@@ -91,7 +99,6 @@ export default async function setup(project: TestProject): Promise<() => Promise
       `--socket=${server.socketPath}`,
       `--pid-file=${join(dir, 'mariadbd.pid')}`,
       `--tmpdir=${dir}`,
-      `--log-error=${logFile}`,
       '--user=root',
       '--skip-networking',
       '--skip-log-bin',
@@ -104,12 +111,18 @@ export default async function setup(project: TestProject): Promise<() => Promise
       '--innodb-flush-method=nosync',
       '--innodb-file-per-table=0',
     ],
-    { stdio: 'ignore' },
+    // No --log-error: the log goes to stderr, where its "ready for connections" line is awaited.
+    { stdio: ['ignore', 'ignore', 'pipe'] },
   );
+  // The log's tail, for the errors; stderr is read for the server's whole life so it never blocks.
+  let log = '';
+  child.stderr?.on('data', (d: Buffer) => {
+    log = (log + d.toString()).slice(-20_000);
+  });
   const killOnExit = () => child.kill('SIGKILL');
   process.once('exit', killOnExit);
   try {
-    await waitUntilReady(server, child, logFile);
+    await waitUntilReady(server, child, () => log);
   } catch (err) {
     child.kill('SIGKILL');
     await rm(dir, { recursive: true, force: true });
