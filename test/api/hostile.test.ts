@@ -405,9 +405,12 @@ describe('hostile requests', () => {
 
   it('answers malformed HTTP and oversized headers on a real socket without a 5xx', async () => {
     const url = new URL(await h.app.listen({ host: '127.0.0.1', port: 0 }));
-    const raw = (text: string) =>
+    // end: half-close after sending. Node's HTTP server then drops a request still being worked
+    // on (a token not yet validated against Keystone) without an answer, so requests that expect
+    // one send "Connection: close" and leave the socket open for the server to close.
+    const raw = (text: string, end = true) =>
       new Promise<string>((resolve) => {
-        const sock = connect(Number(url.port), '127.0.0.1', () => sock.end(text));
+        const sock = connect(Number(url.port), '127.0.0.1', () => (end ? sock.end(text) : sock.write(text)));
         let data = '';
         sock.on('data', (d) => {
           data += d.toString();
@@ -433,6 +436,7 @@ describe('hostile requests', () => {
     for (const path of ['/v1/aggregates/../pause', '/v1/aggregates/%2e%2e/pause', '/v1/plans/../../pause']) {
       const answer = await raw(
         `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Auth-Token: ${admin}\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`,
+        false,
       );
       expect(answer, path).toMatch(/^HTTP\/1\.1 40[04]/);
     }
