@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { register } from '../../../src/cli/commands/snapshot.js';
 import { encodeJson } from '../../../src/formats/json-file.js';
 import { readSnapshot } from '../../../src/formats/snapshot-file.js';
@@ -13,15 +13,14 @@ const ROOT = resolve(import.meta.dirname, '../../..');
 const SAMPLE = join(ROOT, 'data/bitbrains-sample/hourly-sample.csv.gz');
 const VMR2L = resolve(ROOT, '../shared/traces/vmr2l-bytedance/json_stream_c1_2022-03-28+32c.json');
 
+// A folder per test: one test's output file must not be another's "nothing was written".
 let dir = '';
-beforeAll(async () => {
+beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'aicerine-snapshot-cli-'));
 });
-afterAll(async () => {
-  await rm(dir, { recursive: true, force: true });
-});
-afterEach(() => {
+afterEach(async () => {
   vi.restoreAllMocks();
+  await rm(dir, { recursive: true, force: true });
 });
 
 async function run(...args: string[]): Promise<{ out: string; err: string }> {
