@@ -6,9 +6,6 @@ import { HttpTransport } from '../../../src/cloud/http/transport.js';
 import { type FakeCloud, startFakeCloud } from '../fake-cloud.js';
 
 let cloud: FakeCloud;
-afterEach(async () => {
-  await cloud.close();
-});
 
 function client(c: FakeCloud): ServiceClient {
   const http = new HttpTransport();
@@ -16,6 +13,11 @@ function client(c: FakeCloud): ServiceClient {
 }
 
 describe('ServiceClient', () => {
+  // Each test here starts its own fake cloud; the helpers' tests start none.
+  afterEach(async () => {
+    await cloud.close();
+  });
+
   it('takes the endpoint from the catalog and sends the token', async () => {
     cloud = await startFakeCloud();
     const c = client(cloud);
