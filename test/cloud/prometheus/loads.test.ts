@@ -11,9 +11,6 @@ import { InputError } from '../../../src/errors.js';
 import { type FakeServer, startFake } from '../fake-server.js';
 
 let fake: FakeServer;
-afterEach(async () => {
-  await fake.close();
-});
 
 const AT = new Date('2026-11-29T12:00:00Z');
 const T = AT.getTime() / 1000;
@@ -72,6 +69,11 @@ const targets = {
 };
 
 describe('loadMetrics', () => {
+  // Each test here starts its own fake Prometheus; the policy files' tests start none.
+  afterEach(async () => {
+    await fake.close();
+  });
+
   it('maps samples to hosts (label pattern, short names) and servers (domain names, uuids)', async () => {
     const prom = await prometheus({
       host_cpu: [
