@@ -12,7 +12,16 @@ import type { PlannedMove } from './context.js';
 import { balancingWords, hostUtil, IMBALANCE_MARK, imbalanceChange, restateQuotes } from './describe.js';
 import { softGroupPenaltyDelta } from './objectives/move-score.js';
 import type { ClusterState } from './state.js';
+import { orderByBalancePerGiB } from './step-order.js';
 import { type ScheduledMove, scheduleWaves, type WaveLimits } from './waves.js';
+
+/**
+ * Spread: how many waves before the latest one taken a later move of the priority order may
+ * start (waves.ts). Measured on the quality cases (docs/benchmarks.md): 0 adds up to 2.5× the
+ * waves on small aggregates; 2 keeps main's wave counts on the synthetic cases and most of the
+ * memory saved; unlimited let exchange halves and weak moves into wave 1 again.
+ */
+const SPREAD_BACKFILL = 2;
 
 /** A move as the plan writes it: scheduled, with what the step-order replay found. */
 export interface FinalMove extends ScheduledMove {
@@ -61,20 +70,26 @@ export function finalizeAggregate(
     first: (m: PlannedMove) => mandatoryKind(m) !== null || relief(m),
     relief: (m: PlannedMove) => hot.has(m.from),
   };
-  let kept = legalInOrder(state, chosen);
+  // Legality is taken in selection order (the one-way rule holds there move by move; an
+  // exchange recorded after a host's single moves lifts it for the pair only), then the moves
+  // are put in step-order priority (step-order.ts).
+  const spread = policy.mode === 'spread';
+  const dropped = new Set<PlannedMove>();
   for (;;) {
+    let kept = legalInOrder(
+      state,
+      chosen.filter((m) => !dropped.has(m)),
+    );
+    if (spread)
+      kept = orderByBalancePerGiB(state, policy, agg, kept, (m) => mandatoryKind(m) !== null, relief);
     for (const m of kept) state.apply(m.server, m.to);
-    const scheduled = scheduleWaves(state, kept, limits, hotFirst).sort(
+    const scheduled = scheduleWaves(state, kept, limits, hotFirst, spread ? SPREAD_BACKFILL : undefined).sort(
       (a, b) => a.wave - b.wave || a.seq - b.seq,
     );
     state.undo(kept.length);
     const replay = replayInStepOrder(state, policy, agg, kept, scheduled);
     if (replay.drop === null) return replay.moves;
-    const drop = new Set(replay.drop);
-    kept = legalInOrder(
-      state,
-      kept.filter((m) => !drop.has(m)),
-    );
+    for (const m of replay.drop) dropped.add(m);
   }
 }
 
