@@ -29,6 +29,7 @@ export function greedyRun(snapshot, policy, maxMoves, mandatory = [], { oneWay =
   const moved = new Uint8Array(state.servers.length);
   const gib = [0];
   const seconds = [0];
+  const moves = [];
   const paid = (s) => {
     gib.push(gib[gib.length - 1] + state.servers[s].ramMB / 1024);
     seconds.push(seconds[seconds.length - 1] + state.servers[s].estSeconds);
@@ -76,12 +77,17 @@ export function greedyRun(snapshot, policy, maxMoves, mandatory = [], { oneWay =
       }
     }
     if (best === null) break;
+    moves.push({
+      server: state.servers[best.s].id,
+      from: state.hosts[state.at[best.s]].name,
+      to: state.hosts[best.to].name,
+    });
     state.apply(best.s, best.to);
     moved[best.s] = 1;
     curve.push(meanImbalance(state));
     paid(best.s);
   }
-  return { curve, gib, seconds };
+  return { curve, gib, seconds, moves };
 }
 
 export function meanImbalance(state) {

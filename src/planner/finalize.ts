@@ -12,7 +12,16 @@ import type { PlannedMove } from './context.js';
 import { balancingWords, hostUtil, IMBALANCE_MARK, imbalanceChange, restateQuotes } from './describe.js';
 import { softGroupPenaltyDelta } from './objectives/move-score.js';
 import type { ClusterState } from './state.js';
+import { orderByBalancePerGiB } from './step-order.js';
 import { type ScheduledMove, scheduleWaves, type WaveLimits } from './waves.js';
+
+/**
+ * Spread: how many waves before the latest one taken a later move of the priority order may
+ * start (waves.ts). Measured on the quality cases (docs/benchmarks.md): 0 adds up to 2.5× the
+ * waves on small aggregates; 2 keeps main's wave counts on the synthetic cases and most of the
+ * memory saved; unlimited let exchange halves and weak moves into wave 1 again.
+ */
+const SPREAD_BACKFILL = 2;
 
 /** A move as the plan writes it: scheduled, with what the step-order replay found. */
 export interface FinalMove extends ScheduledMove {
@@ -54,28 +63,168 @@ export function finalizeAggregate(
   limits: WaveLimits,
 ): FinalMove[] {
   const hot = hotHosts(state, agg, policy.hotThreshold);
-  // An exchange's halves go in the same pass: one may need the room the other frees.
-  const relief = (m: PlannedMove) =>
-    hot.has(m.from) || (m.exchangeWith !== undefined && hot.has(m.exchangeWith.from));
-  const hotFirst = {
-    first: (m: PlannedMove) => mandatoryKind(m) !== null || relief(m),
-    relief: (m: PlannedMove) => hot.has(m.from),
-  };
-  let kept = legalInOrder(state, chosen);
+  // Legality is taken in selection order (the one-way rule holds there move by move; an
+  // exchange recorded after a host's single moves lifts it for the pair only), then the moves
+  // are put in step-order priority (step-order.ts).
+  const spread = policy.mode === 'spread';
+  const moves = spread ? cheapen(state, policy, agg, legalInOrder(state, chosen)) : chosen;
+  const dropped = new Set<PlannedMove>();
   for (;;) {
+    const legal = legalInOrder(
+      state,
+      moves.filter((m) => !dropped.has(m)),
+    );
+    const { kept, scheduled } = scheduleHotFirst(state, policy, agg, legal, limits, hot);
+    const replay = replayInStepOrder(state, policy, agg, kept, scheduled);
+    if (replay.drop === null) return replay.moves;
+    for (const m of replay.drop) dropped.add(m);
+  }
+}
+
+/**
+ * Hot spots first, while the hosts are hot. The moves off hosts hot in the snapshot (and the
+ * other halves of their exchanges) take the first waves; the rest start after the last of them.
+ * Spread: a hot host's moves relieve it only while it is still hot at the start of their wave;
+ * the others, once waves before have cooled it, are taken out of the first pass and met in
+ * balance-per-GiB order with the moves among cool hosts, again until every first-pass move
+ * starts on a hot host. The checker holds plans to the same reading (hot-not-first: the hot
+ * phase ends with the last wave that starts with its source hot). Should a move taken out
+ * start on a hot host again after the waves are laid out anew, the first schedule stays: moves
+ * off hosts hot in the snapshot may always run in the hot phase.
+ */
+function scheduleHotFirst(
+  state: ClusterState,
+  policy: Policy,
+  agg: number,
+  legal: PlannedMove[],
+  limits: WaveLimits,
+  hot: ReadonlySet<number>,
+): { kept: PlannedMove[]; scheduled: ScheduledMove[] } {
+  const spread = policy.mode === 'spread';
+  const mandatory = (m: PlannedMove) => mandatoryKind(m) !== null;
+  // An exchange's halves go in the same pass: one may need the room the other frees.
+  const first = new Set(
+    legal.filter((m) => hot.has(m.from) || (m.exchangeWith !== undefined && hot.has(m.exchangeWith.from))),
+  );
+  let earliest: { kept: PlannedMove[]; scheduled: ScheduledMove[] } | null = null;
+  for (;;) {
+    const relief = (m: PlannedMove) => first.has(m);
+    const kept = spread ? orderByBalancePerGiB(state, policy, agg, legal, mandatory, relief) : legal;
     for (const m of kept) state.apply(m.server, m.to);
-    const scheduled = scheduleWaves(state, kept, limits, hotFirst).sort(
+    const hotFirst = {
+      first: (m: PlannedMove) => mandatory(m) || relief(m),
+      relief: (m: PlannedMove) => relief(m) && hot.has(m.from),
+    };
+    const scheduled = scheduleWaves(state, kept, limits, hotFirst, spread ? SPREAD_BACKFILL : undefined).sort(
       (a, b) => a.wave - b.wave || a.seq - b.seq,
     );
     state.undo(kept.length);
-    const replay = replayInStepOrder(state, policy, agg, kept, scheduled);
-    if (replay.drop === null) return replay.moves;
-    const drop = new Set(replay.drop);
-    kept = legalInOrder(
-      state,
-      kept.filter((m) => !drop.has(m)),
-    );
+    const result = { kept, scheduled };
+    if (!spread) return result;
+    earliest ??= result;
+    const { stale, lastHotWave } = hotAtWaveStart(state, policy, agg, kept, scheduled, hot, first);
+    if (stale.length === 0) {
+      // Every move after the hot phase that is not off a host hot in the snapshot must start after it.
+      const late = scheduled.some(
+        (m) => m.wave <= lastHotWave && !first.has(kept[m.seq]!) && !mandatory(m) && !hot.has(m.from),
+      );
+      return late ? earliest : result;
+    }
+    for (const m of stale) first.delete(m);
   }
+}
+
+/**
+ * Replays the schedule wave by wave: the first-pass moves whose source (hot in the snapshot) is
+ * no longer hot at the start of their wave, an exchange only when neither half's is (both halves
+ * then); and the last wave with a move whose source is hot at its start.
+ */
+function hotAtWaveStart(
+  state: ClusterState,
+  policy: Policy,
+  agg: number,
+  kept: readonly PlannedMove[],
+  scheduled: readonly ScheduledMove[],
+  hot: ReadonlySet<number>,
+  first: ReadonlySet<PlannedMove>,
+): { stale: PlannedMove[]; lastHotWave: number } {
+  const stillHot = new Set<PlannedMove>();
+  let lastHotWave = 0;
+  let i = 0;
+  while (i < scheduled.length) {
+    const wave = scheduled[i]!.wave;
+    let j = i;
+    while (j < scheduled.length && scheduled[j]!.wave === wave) j++;
+    const hotNow = hotHosts(state, agg, policy.hotThreshold);
+    for (let k = i; k < j; k++) {
+      const m = scheduled[k]!;
+      if (!hot.has(m.from) || !hotNow.has(m.from)) continue;
+      stillHot.add(kept[m.seq]!);
+      lastHotWave = wave;
+    }
+    for (let k = i; k < j; k++) state.apply(scheduled[k]!.server, scheduled[k]!.to);
+    i = j;
+  }
+  state.undo(scheduled.length);
+  const stale = [...first].filter(
+    (m) => !stillHot.has(m) && !(m.exchangeWith !== undefined && stillHot.has(m.exchangeWith)),
+  );
+  return { stale, lastHotWave };
+}
+
+/**
+ * Spread: the search picks each move for the balance it buys, among servers whose costs differ
+ * up to tenfold, and two servers of one host often buy nearly the same balance. So each single
+ * spread move, the costliest first, gives way to the server of least memory on the same source
+ * that, sent to the same destination instead, leaves the plan's end state at least as balanced
+ * (imbalance and soft-group penalty) and every move still legal in selection order. Source,
+ * destination and the number of moves stay, so the plan is no less balanced at equal moves (and
+ * the one-way rule and waves see the same hosts), and an operator copies less memory for it.
+ * `state` holds none of the aggregate's moves on entry and on return.
+ */
+function cheapen(
+  state: ClusterState,
+  policy: Policy,
+  agg: number,
+  moves: readonly PlannedMove[],
+): PlannedMove[] {
+  const out = [...moves];
+  const n = Math.max(1, state.aggregates[agg]!.counted.length);
+  const inPlan = new Set(out.map((m) => m.server));
+  const paired = new Set<PlannedMove>();
+  for (const m of out) if (m.makesRoomFor) paired.add(m).add(m.makesRoomFor);
+  const ram = (s: number) => state.servers[s]!.ramMB;
+  const order = out
+    .map((_m, i) => i)
+    .filter((i) => out[i]!.phase === 'spread' && out[i]!.exchangeWith === undefined && !paired.has(out[i]!))
+    .sort((a, b) => ram(out[b]!.server) - ram(out[a]!.server) || a - b);
+  for (const i of order) {
+    const m = out[i]!;
+    // The end state without this move: the order of the others does not matter to it.
+    for (let j = 0; j < out.length; j++) if (j !== i) state.apply(out[j]!.server, out[j]!.to);
+    const worth = (s: number) =>
+      state.imbalanceAfter(s, m.to) * n + softGroupPenaltyDelta(state, policy, s, m.to);
+    const bar = worth(m.server) + 1e-12;
+    let best = -1;
+    let bestRam = ram(m.server);
+    for (const s of state.on[m.from]!) {
+      if (inPlan.has(s) || state.servers[s]!.immovable !== null) continue;
+      const r = ram(s);
+      if (r >= bestRam || worth(s) > bar) continue;
+      if (firstRejection(state, s, m.to) !== null) continue;
+      best = s;
+      bestRam = r;
+    }
+    state.undo(out.length - 1);
+    if (best < 0) continue;
+    const trial = [...out];
+    trial[i] = { ...m, server: best };
+    if (legalInOrder(state, trial).length !== trial.length) continue;
+    out[i] = trial[i]!;
+    inPlan.delete(m.server);
+    inPlan.add(best);
+  }
+  return out;
 }
 
 /**

@@ -7,6 +7,11 @@
 // Selection checked each move against the state with all earlier moves completed, which is the
 // state of a new last wave, so a wave always exists: scheduling never fails.
 //
+// Backfill: with `backfill` finite, a move takes no wave more than that many before the latest
+// wave an earlier move in the order took. The order is one of priority (step-order.ts: balance
+// per GiB), and a move of low priority let into the first waves because a slot is free there
+// would be paid for before the moves that buy the most; a little backfill keeps the wave count.
+//
 // Hot spots first: the moves `first` picks (relief of hot hosts, and mandatory moves) are placed
 // before the others, so they take the earliest waves at each hot host's full outgoing
 // concurrency; the others start only in the wave after the last one that relieves a hot host.
@@ -42,6 +47,7 @@ export function scheduleWaves(
   moves: PlannedMove[],
   limits: WaveLimits,
   hotFirst?: HotFirst,
+  backfill = Number.POSITIVE_INFINITY,
 ): ScheduledMove[] {
   // Per wave: how many leave each host, and the hosts that receive (a host never sends and
   // receives in one wave: an operator reads a wave as load leaving some hosts for others).
@@ -62,11 +68,17 @@ export function scheduleWaves(
 
   const firstPass = hotFirst ? moves.map((m) => hotFirst.first(m)) : moves.map(() => true);
   let floor = 0;
+  // The latest wave any earlier move in the order took: a move starts at most `backfill` waves before it.
+  let last = 0;
   const place = (move: PlannedMove, seq: number): void => {
     const s = state.servers[move.server]!;
     const limitOut = state.hosts[move.from]!.maxOutgoing || limits.perHostOutgoing;
     const group = s.group;
-    let w = Math.max(firstPass[seq] ? 0 : floor, group >= 0 ? (lastWaveOfGroup.get(group) ?? 0) : 0);
+    let w = Math.max(
+      firstPass[seq] ? 0 : floor,
+      group >= 0 ? (lastWaveOfGroup.get(group) ?? 0) : 0,
+      last - backfill,
+    );
     // A move that would not fit from its earliest wave on needs the room earlier waves free,
     // whichever rule (a slot, a host sending and receiving) then placed it later.
     let capacityWait = !fitsFrom(w);
@@ -101,6 +113,7 @@ export function scheduleWaves(
       ? (outMoves.get(move.to) ?? []).filter((o) => o.wave < w).map((o) => o.seq)
       : [];
     result.push({ ...move, wave: w + 1, seq, needs });
+    last = Math.max(last, w);
     if (hotFirst?.relief(move)) floor = Math.max(floor, w + 1);
 
     // Room on the destination from wave w on: base usage at each wave start plus that wave's arrivals.

@@ -136,26 +136,37 @@ function checkSendReceive(
 }
 
 /**
- * While hot hosts exist, a move off a cool host waits until the last wave with a move off a hot
- * one. The cool half of an exchange with a hot host is part of its relief, not a move among cool
- * hosts.
+ * While hot hosts exist, a move off a cool host waits until the last wave that relieves a hot
+ * one: a wave with a move off a host that is hot in the snapshot and still hot at the start of
+ * that wave (the plan replayed wave by wave). Once earlier waves have cooled a host, its further
+ * moves relieve nothing hot, and cool moves need not wait for them; a host hot in the snapshot
+ * may still send during the hot phase. The cool half of an exchange with a hot host is part of
+ * its relief, not a move among cool hosts.
  */
 function checkHotFirst(ctx: ReplayContext, aggregate: AggregatePlan, ordered: readonly Move[]): void {
   if (ordered.length === 0) return;
   const balance = objectiveBalance(ctx.world, aggregate.name, ctx.limits);
+  const hotNow = (name: string): boolean =>
+    balance.isCounted(name) &&
+    balance.dims.some((_, d) => (balance.utilization(name, d) ?? 0) >= ctx.limits.hotThreshold);
+  // Hot in the snapshot: taken for every host before the replay moves any load.
   const hot = new Map<string, boolean>();
-  const isHot = (name: string): boolean => {
-    let known = hot.get(name);
-    if (known === undefined) {
-      known =
-        balance.isCounted(name) &&
-        balance.dims.some((_, d) => (balance.utilization(name, d) ?? 0) >= ctx.limits.hotThreshold);
-      hot.set(name, known);
-    }
-    return known;
-  };
+  for (const m of ordered) for (const name of [m.from, m.to]) if (!hot.has(name)) hot.set(name, hotNow(name));
+  const isHot = (name: string): boolean => hot.get(name) ?? false;
   let lastHotWave = 0;
-  for (const m of ordered) if (isHot(m.from)) lastHotWave = Math.max(lastHotWave, m.wave);
+  const byWave = [...ordered].sort((a, b) => a.wave - b.wave || a.step - b.step);
+  for (let i = 0; i < byWave.length; ) {
+    const wave = byWave[i]!.wave;
+    let j = i;
+    while (j < byWave.length && byWave[j]!.wave === wave) j++;
+    for (let k = i; k < j; k++) if (isHot(byWave[k]!.from) && hotNow(byWave[k]!.from)) lastHotWave = wave;
+    for (let k = i; k < j; k++) {
+      const m = byWave[k]!;
+      const server = ctx.world.servers.get(m.server);
+      if (server) balance.apply(server, m.from, m.to);
+    }
+    i = j;
+  }
   if (lastHotWave === 0) return;
   const hotHosts = [...hot.entries()].filter(([, h]) => h).map(([name]) => name);
   const named =
@@ -175,7 +186,7 @@ function checkHotFirst(ctx: ReplayContext, aggregate: AggregatePlan, ordered: re
       wave: m.wave,
       server: m.server,
       host: m.from,
-      detail: `step ${m.step} moves off ${m.from}, which does not run hot, in wave ${m.wave}, while moves off hot hosts (${named}, at or above ${Math.round(ctx.limits.hotThreshold * 100)}%) run until wave ${lastHotWave}`,
+      detail: `step ${m.step} moves off ${m.from}, which does not run hot, in wave ${m.wave}, while hot hosts (${named}, at or above ${Math.round(ctx.limits.hotThreshold * 100)}%) are relieved until wave ${lastHotWave}`,
     });
   }
 }

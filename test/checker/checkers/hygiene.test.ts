@@ -189,6 +189,56 @@ describe('hot hosts first', () => {
   ];
   it.each(hotCases)('$name', ({ build, want }) => expect(codesOf(build())).toEqual(want));
 
+  // While hot: h1 runs at 15 cores of 16 (94%) with s1 and s2 on it; s3 on cool h2. Moving s1
+  // (4 cores) off in wave 1 leaves h1 at 11 (69%); moving 1 core leaves it at 14 (88%), still hot.
+  const whileHot = (s1Cpu: number, moves: Move[]) => () => {
+    const snap = threeHosts(
+      { h1: { load: { cpu: 15 } }, h2: { load: { cpu: 2 } }, h3: { load: { cpu: 1 } } },
+      { s1: { load: { cpu: s1Cpu } }, s2: { load: { cpu: 2 } }, s3: { load: { cpu: 2 } } },
+    );
+    const limits = { maxMoves: 10, perHostOutgoing: 1, globalConcurrent: 10 };
+    return { snap, plan: plan(snap, { gold: moves }, { limits }) };
+  };
+  const coolInBetween = [
+    move(1, 1, 's1', 'h1', 'h3'),
+    move(2, 2, 's3', 'h2', 'h3'),
+    move(3, 3, 's2', 'h1', 'h3'),
+  ];
+  const whileHotCases: Case[] = [
+    {
+      name: 'a cool move once wave 1 has cooled the hot host, before its next move',
+      build: whileHot(4, coolInBetween),
+      want: [],
+    },
+    {
+      name: 'a cool move while the hot host is still hot at the start of its next move',
+      build: whileHot(1, coolInBetween),
+      want: ['hot-not-first'],
+    },
+    {
+      name: 'the cooled host still sending beside the cool move: relief ended in wave 1',
+      build: whileHot(4, [
+        move(1, 1, 's1', 'h1', 'h3'),
+        move(2, 2, 's3', 'h2', 'h3'),
+        move(3, 2, 's2', 'h1', 'h3'),
+      ]),
+      want: [],
+    },
+    {
+      name: 'a cool move in wave 1 beside the move that relieves the hot host',
+      build: whileHot(4, [move(1, 1, 's1', 'h1', 'h3'), move(2, 1, 's3', 'h2', 'h3')]),
+      want: ['hot-not-first'],
+    },
+  ];
+  it.each(whileHotCases)('$name', ({ build, want }) => expect(codesOf(build())).toEqual(want));
+
+  it('says until which wave the hot hosts are relieved', () => {
+    const found = checkPlan(whileHot(1, coolInBetween)().snap, whileHot(1, coolInBetween)().plan).violations;
+    expect(found.find((v) => v.code === 'hot-not-first')?.detail).toBe(
+      'step 2 moves off h2, which does not run hot, in wave 2, while hot hosts (h1, at or above 85%) are relieved until wave 3',
+    );
+  });
+
   it('exempts a mandatory move off a cool host', () => {
     const snap = threeHosts({ h1: { load: { cpu: 15 } }, h2: { status: 'disabled' } }, {}, [
       group('db', 'anti-affinity', ['s1', 's2']),

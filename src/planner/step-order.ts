@@ -1,0 +1,181 @@
+// The order in which an operator meets the balance moves. Selection picks the moves for the
+// balance they buy at the end of the plan; the operator pays for them one wave after another,
+// and may stop at any wave (or the control loop re-plan). So the moves already chosen are put
+// in the order of the most balance bought per GiB of memory copied: at every point of the plan
+// the balance reached has cost as little memory as these moves allow. The set of moves, and so
+// the plan's end state, does not change.
+//
+// Mandatory moves keep their selection order and come first; then the moves that relieve hot
+// hosts (hot spots first, waves.ts), then the rest, each group in this order. A declared
+// exchange is one unit (its halves are worth something only together). Each move must be legal
+// after the ones before it: a unit that needs room a later one frees waits for it; if the order
+// cannot be completed so, the selection order stays.
+
+import type { Policy } from '../policy/types.js';
+import { firstRejection } from './constraints/index.js';
+import type { PlannedMove } from './context.js';
+import { softGroupPenaltyDelta } from './objectives/move-score.js';
+import type { ClusterState } from './state.js';
+
+interface Unit {
+  moves: PlannedMove[];
+  /** GiB of memory the unit copies. */
+  gib: number;
+  /** Last value computed (balance per GiB); +Infinity before the first. */
+  value: number;
+  /** Position in selection order, the tie-break that keeps the result deterministic. */
+  seq: number;
+}
+
+/**
+ * Returns `moves` (legal in this order, as finalize.ts's legalInOrder leaves them) reordered as
+ * above. `state` holds none of the aggregate's moves on entry and on return.
+ */
+export function orderByBalancePerGiB(
+  state: ClusterState,
+  policy: Policy,
+  agg: number,
+  moves: readonly PlannedMove[],
+  mandatory: (m: PlannedMove) => boolean,
+  relief: (m: PlannedMove) => boolean,
+): PlannedMove[] {
+  const n = Math.max(1, state.aggregates[agg]!.counted.length);
+  const head: PlannedMove[] = [];
+  const passes: Unit[][] = [[], []];
+  for (let i = 0; i < moves.length; i++) {
+    const m = moves[i]!;
+    if (mandatory(m)) {
+      head.push(m);
+      continue;
+    }
+    const unit = m.exchangeWith && moves[i + 1] === m.exchangeWith ? [m, moves[++i]!] : [m];
+    const gib = unit.reduce((s, u) => s + state.servers[u.server]!.ramMB / 1024, 0);
+    passes[unit.some(relief) ? 0 : 1]!.push({
+      moves: unit,
+      gib: Math.max(gib, 1 / 1024),
+      value: Infinity,
+      seq: i,
+    });
+  }
+  const out: PlannedMove[] = [];
+  const apply = (m: PlannedMove) => {
+    state.apply(m.server, m.to);
+    out.push(m);
+  };
+  let ok = true;
+  for (const m of head) {
+    if (firstRejection(state, m.server, m.to) !== null) ok = false;
+    apply(m);
+  }
+  for (const units of passes) {
+    if (!ok) break;
+    ok = orderPass(state, policy, agg, n, units, apply);
+  }
+  state.undo(out.length);
+  return ok ? out : [...moves];
+}
+
+/** Lazy best-first: a unit's value is taken again when it reaches the top. False on a dead end. */
+function orderPass(
+  state: ClusterState,
+  policy: Policy,
+  agg: number,
+  n: number,
+  units: Unit[],
+  apply: (m: PlannedMove) => void,
+): boolean {
+  const heap = new UnitHeap(units);
+  let blocked: Unit[] = [];
+  for (;;) {
+    const top = heap.pop();
+    if (top === undefined) return blocked.length === 0;
+    const value = worthPerGiB(state, policy, agg, n, top);
+    if (value === null) {
+      blocked.push(top);
+      continue;
+    }
+    top.value = value;
+    const next = heap.peek();
+    if (next !== undefined && before(next, top)) {
+      heap.push(top);
+      continue;
+    }
+    for (const m of top.moves) apply(m);
+    // Room may have opened for a waiting unit: each is weighed again.
+    for (const u of blocked) {
+      u.value = Infinity;
+      heap.push(u);
+    }
+    blocked = [];
+  }
+}
+
+/** Balance bought (objective units: imbalance × hosts, less soft-group penalty) per GiB; null if illegal now. */
+function worthPerGiB(state: ClusterState, policy: Policy, agg: number, n: number, unit: Unit): number | null {
+  const start = state.imbalance(agg);
+  let soft = 0;
+  let applied = 0;
+  let legal = true;
+  for (const m of unit.moves) {
+    if (state.at[m.server] !== m.from || firstRejection(state, m.server, m.to) !== null) {
+      legal = false;
+      break;
+    }
+    soft += softGroupPenaltyDelta(state, policy, m.server, m.to);
+    state.apply(m.server, m.to);
+    applied++;
+  }
+  const end = state.imbalance(agg);
+  state.undo(applied);
+  return legal ? ((start - end) * n - soft) / unit.gib : null;
+}
+
+/** True when a goes before b: higher value, then selection order. */
+function before(a: Unit, b: Unit): boolean {
+  return a.value > b.value || (a.value === b.value && a.seq < b.seq);
+}
+
+class UnitHeap {
+  private readonly items: Unit[] = [];
+
+  constructor(units: readonly Unit[]) {
+    for (const u of units) this.push(u);
+  }
+
+  peek(): Unit | undefined {
+    return this.items[0];
+  }
+
+  push(u: Unit): void {
+    const a = this.items;
+    a.push(u);
+    let i = a.length - 1;
+    while (i > 0) {
+      const p = (i - 1) >> 1;
+      if (!before(a[i]!, a[p]!)) break;
+      [a[i], a[p]] = [a[p]!, a[i]!];
+      i = p;
+    }
+  }
+
+  pop(): Unit | undefined {
+    const a = this.items;
+    const top = a[0];
+    const last = a.pop();
+    if (a.length > 0 && last !== undefined) {
+      a[0] = last;
+      let i = 0;
+      for (;;) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let m = i;
+        if (l < a.length && before(a[l]!, a[m]!)) m = l;
+        if (r < a.length && before(a[r]!, a[m]!)) m = r;
+        if (m === i) break;
+        [a[i], a[m]] = [a[m]!, a[i]!];
+        i = m;
+      }
+    }
+    return top;
+  }
+}
