@@ -208,6 +208,18 @@ const migrations = ((await (await fetch(`${simOrigin}/sim/migrations`)).json()).
   }),
 );
 // Lower bound of the makespan: one migration at a time per source, back to back.
+if (process.env.BENCH_TRACE)
+  (await import('node:fs')).writeFileSync(
+    `${process.env.BENCH_TRACE}.json`,
+    JSON.stringify({
+      simWall0,
+      simAt0,
+      speed,
+      wall0: Date.now() - (performance.now() - wall0),
+      migrations,
+      ev: globalThis.__T ?? [],
+    }),
+  );
 const perSource = new Map();
 for (const m of migrations) perSource.set(m.source, (perSource.get(m.source) ?? 0) + m.plannedSeconds);
 const bound = Math.max(...perSource.values());
@@ -223,6 +235,13 @@ console.log(
     (c.prereads === undefined
       ? ''
       : `; pre-flights made before the slot was free ${c.prereads}, used ${c.prereadsUsed}, stale ${c.prereadsStale}`),
+);
+const w = executor.watchCounters();
+console.log(
+  `  listings of migrations ${w.polls}` +
+    (w.aimedHits === undefined
+      ? ''
+      : `; aimed at an expected end ${w.aimedHits + w.aimedMisses}: showed it ended ${w.aimedHits}, not yet ${w.aimedMisses}`),
 );
 console.log(
   `  simulated: ${simS.toFixed(0)} s, ${((moves / simS) * 60).toFixed(1)} moves/min ` +
