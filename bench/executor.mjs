@@ -208,18 +208,6 @@ const migrations = ((await (await fetch(`${simOrigin}/sim/migrations`)).json()).
   }),
 );
 // Lower bound of the makespan: one migration at a time per source, back to back.
-if (process.env.BENCH_TRACE)
-  (await import('node:fs')).writeFileSync(
-    `${process.env.BENCH_TRACE}.json`,
-    JSON.stringify({
-      simWall0,
-      simAt0,
-      speed,
-      wall0: Date.now() - (performance.now() - wall0),
-      migrations,
-      ev: globalThis.__T ?? [],
-    }),
-  );
 const perSource = new Map();
 for (const m of migrations) perSource.set(m.source, (perSource.get(m.source) ?? 0) + m.plannedSeconds);
 const bound = Math.max(...perSource.values());
