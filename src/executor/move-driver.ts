@@ -154,9 +154,8 @@ export class MoveDriver {
   async preread(rec: MoveRecord): Promise<void> {
     const release = await this.book.lockDestination(rec.to);
     try {
-      const comingAtRead = this.book.comingTo(rec.to);
-      const dropsAtRead = this.book.comingDropsTo(rec.to);
-      const pf = await preflight(this.book.deps.cloud, rec, comingAtRead, {
+      const addsAtRead = this.book.comingAddsTo(rec.to);
+      const pf = await preflight(this.book.deps.cloud, rec, this.book.comingTo(rec.to), {
         service: (h) => this.book.services.get(h),
         placement: this.book.placement,
       });
@@ -168,8 +167,7 @@ export class MoveDriver {
         attempt: rec.attempt,
         issuedAt: rec.issuedAt,
         need: pf.need,
-        comingAtRead,
-        dropsAtRead,
+        addsAtRead,
       });
     } catch (e) {
       this.book.readFailed('pre-read', rec, e);
@@ -186,15 +184,11 @@ export class MoveDriver {
     const pre = this.book.prereads.get(rec.step);
     if (!pre) return null;
     this.book.prereads.delete(rec.step);
-    const coming = this.book.comingTo(rec.to);
     const usable =
       this.book.deps.clock.now() - pre.at <= PREREAD_MAX_AGE_MS &&
       pre.attempt === rec.attempt &&
       pre.issuedAt === rec.issuedAt &&
-      this.book.comingDropsTo(rec.to) === pre.dropsAtRead &&
-      [...new Set([...Object.keys(coming), ...Object.keys(pre.comingAtRead)])].every(
-        (rc) => (coming[rc] ?? 0) === (pre.comingAtRead[rc] ?? 0),
-      );
+      this.book.comingAddsTo(rec.to) === pre.addsAtRead;
     if (!usable) {
       this.book.counters.prereadsStale++;
       return null;
