@@ -224,6 +224,13 @@ console.log(
       ? ''
       : `; pre-flights made before the slot was free ${c.prereads}, used ${c.prereadsUsed}, stale ${c.prereadsStale}`),
 );
+const w = executor.watchCounters();
+console.log(
+  `  listings of migrations ${w.polls}` +
+    (w.aimedHits === undefined
+      ? ''
+      : `; aimed at an expected end ${w.aimedHits + w.aimedMisses}: showed it ended ${w.aimedHits}, not yet ${w.aimedMisses}`),
+);
 console.log(
   `  simulated: ${simS.toFixed(0)} s, ${((moves / simS) * 60).toFixed(1)} moves/min ` +
     `(back-to-back bound of the busiest source ${bound.toFixed(0)} s: ${((moves / bound) * 60).toFixed(1)} moves/min; efficiency ${((100 * bound) / simS).toFixed(0)}%)`,

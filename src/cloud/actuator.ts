@@ -46,6 +46,14 @@ export class Actuator implements InventoryWrites {
     return this.session.token();
   }
 
+  /**
+   * Negotiates the compute microversion now (Nova's public version document), so that the first
+   * write does not wait for that round trip.
+   */
+  async prepare(): Promise<void> {
+    await this.session.nova.negotiate();
+  }
+
   /** os-migrateLive to a named host, `block_migration: auto`, never forced. */
   liveMigrate(serverId: string, host: string): Promise<void> {
     return this.session.nova.liveMigrate(serverId, host);

@@ -269,13 +269,25 @@ export function accessRules(
 /** Whether an access rule lets a request through, with Keystone's wildcards (`*` one component, `**` any). */
 export function accessRuleMatches(rule: AccessRule, service: string, method: string, path: string): boolean {
   if (rule.service !== service || rule.method !== method.toUpperCase()) return false;
-  const source = rule.path
-    .split('/')
-    .map((part) =>
-      part === '**' ? '.*' : part === '*' ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
-    )
-    .join('/');
-  return new RegExp(`^${source}/?$`).test(path);
+  return rulePathPattern(rule.path).test(path);
+}
+
+/** Each rule's path as a pattern, made once: every request of a restricted session is checked. */
+const rulePatterns = new Map<string, RegExp>();
+
+function rulePathPattern(rulePath: string): RegExp {
+  let pattern = rulePatterns.get(rulePath);
+  if (!pattern) {
+    const source = rulePath
+      .split('/')
+      .map((part) =>
+        part === '**' ? '.*' : part === '*' ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
+      )
+      .join('/');
+    pattern = new RegExp(`^${source}/?$`);
+    rulePatterns.set(rulePath, pattern);
+  }
+  return pattern;
 }
 
 /**

@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { ExecutionRun, type ExecutionSummary, type ExecutorDeps, type RunWindow } from './execution.js';
 import type { ExecutionRecord, PlannedMove } from './journal.js';
+import type { WatchCounters } from './migration-watch.js';
 import { PlacementReads } from './placement-reads.js';
 import { newEndReads, newWatch } from './run-book.js';
 import { ComputeServiceReads } from './service-reads.js';
@@ -91,8 +92,8 @@ export class Executor {
   }
 
   /** Listings of live migrations made so far (and failed), for benches and metrics. */
-  watchCounters(): { polls: number; pollErrors: number } {
-    return { ...(this.deps.watch?.counters ?? { polls: 0, pollErrors: 0 }) };
+  watchCounters(): WatchCounters {
+    return { ...(this.deps.watch?.counters ?? { polls: 0, pollErrors: 0, aimedHits: 0, aimedMisses: 0 }) };
   }
 
   /** Executions this executor is running now. */
@@ -114,6 +115,9 @@ export class Executor {
       startedAt: new Date(this.deps.clock.now()).toISOString(),
       startedBy: req.startedBy,
     };
+    // While the execution is stored, what the first pre-flights and calls would each wait for in
+    // turn is read at once; pre-flights join readings still under way.
+    const warm = this.warm(req.moves);
     await this.deps.journal.createExecution(execution, req.moves);
     await this.deps.audit?.record({
       at: execution.startedAt,
@@ -124,7 +128,38 @@ export class Executor {
       serverId: null,
       detail: `${req.moves.length} moves in aggregate ${req.aggregate}`,
     });
-    return this.runStored({ ...execution, state: 'running', endedAt: null }, window);
+    try {
+      return await this.runStored({ ...execution, state: 'running', endedAt: null }, window);
+    } finally {
+      // Never left running after the execution (its failures are the pre-flights' to meet).
+      await warm;
+    }
+  }
+
+  /**
+   * The readings the first moves' pre-flights share (compute services, the destinations'
+   * inventories, the sources' allocations) and the clients' microversions, taken at once. Only
+   * the moves that can start first (wave 1, no `after`, one per source, up to the global limit)
+   * are warmed: the others' readings are taken when they come, as usual. Failures are left for
+   * the pre-flights, which read again.
+   */
+  private async warm(moves: PlannedMove[]): Promise<void> {
+    const { services, placement, settings, cloud } = this.deps;
+    const firstWave = Math.min(...moves.map((m) => m.wave));
+    const sources = new Set<string>();
+    const dests: string[] = [];
+    for (const m of [...moves].sort((a, b) => a.step - b.step)) {
+      if (sources.size >= settings.limits.global) break;
+      if (m.wave !== firstWave || (m.after?.length ?? 0) > 0 || sources.has(m.from)) continue;
+      sources.add(m.from);
+      dests.push(m.to);
+    }
+    const prepared = cloud.prepare?.().catch(() => undefined);
+    await Promise.allSettled([
+      services?.warm(),
+      // Placement's hosts are found through the providers prepare() lists: after it.
+      Promise.resolve(prepared).then(() => placement?.warm(sources, dests)),
+    ]);
   }
 
   /** Continues a stored execution: unfinished moves are first resolved from Nova's records. */

@@ -8,6 +8,7 @@
 // no updated_at, and one whose server was deleted leaves the listing (Nova soft-deletes it). A
 // move that hears nothing for a while reads its server and records directly (MoveDriver).
 import type { Logger } from '../cloud/log.js';
+import { isFinalMigration } from './attempt.js';
 import type { Clock, ExecutorCloud, LiveMigrationView } from './ports.js';
 
 export interface WatchSettings {
@@ -24,8 +25,34 @@ export interface WatchSettings {
  */
 export const LISTING_OVERLAP_MS = 3000;
 
-/** The fastest poll, as a share of pollSeconds. */
+/** The fastest poll of the regular cadence, as a share of pollSeconds. */
 const FASTEST_POLL_SHARE = 0.25;
+
+/**
+ * Polls aimed at a migration's expected end (see EndTarget): the closest two listings may be, the
+ * follow-up after an aimed poll that did not show the end yet, and the step by which the aim
+ * learns, all as shares of pollSeconds. The aim moves later by HIT_QUANTILE / (1 - HIT_QUANTILE)
+ * steps per miss and earlier by one per hit, so that about HIT_QUANTILE of the aimed polls show
+ * the end: a stochastic estimate of that quantile of (end - expected end).
+ */
+const AIMED_SPACING_SHARE = 0.02;
+const AIMED_FOLLOW_UP_SHARE = 0.1;
+const AIM_STEP_SHARE = 0.02;
+const HIT_QUANTILE = 0.8;
+
+/**
+ * One followed migration's end, for the poll aimed at it: the call went out at `sentAt` (our
+ * clock) and is expected to take `expectedMs`; its record should turn final at about
+ * sentAt + expectedMs + the learned aim. `stage`: 'aim' until a listing made at or after that
+ * time; 'follow-up' (at `followUpAt`) when that listing did not show it final; then 'done' (the
+ * regular cadence).
+ */
+interface EndTarget {
+  sentAt: number;
+  expectedMs: number;
+  stage: 'aim' | 'follow-up' | 'done';
+  followUpAt: number;
+}
 
 interface Followed {
   followers: number;
@@ -34,6 +61,8 @@ interface Followed {
   waiters: Set<() => void>;
   /** Seconds the moves following it expect their migrations to take (the plan's estimates). */
   expected: number[];
+  /** The ends of the followers' calls made by this process (none for one found after a restart). */
+  ends: EndTarget[];
 }
 
 /** One move's view of the watch while it follows a server. */
@@ -54,6 +83,9 @@ export interface WatchCounters {
   polls: number;
   /** Listings that failed (asked again at the next poll). */
   pollErrors: number;
+  /** Listings aimed at an expected end that showed it ended, and that did not. */
+  aimedHits: number;
+  aimedMisses: number;
 }
 
 export class MigrationWatch {
@@ -68,7 +100,11 @@ export class MigrationWatch {
   /** Observed created-to-updated seconds of completed records, for the poll cadence. */
   private observedSeconds: number | null = null;
   private readonly observedIds = new Set<number>();
-  readonly counters: WatchCounters = { polls: 0, pollErrors: 0 };
+  /** When the last listing was asked (our clock); null before the first. */
+  private lastPollAt: number | null = null;
+  /** How long after sentAt + expectedMs a record turns final, as learned from aimed polls (ms). */
+  private aimMs = 0;
+  readonly counters: WatchCounters = { polls: 0, pollErrors: 0, aimedHits: 0, aimedMisses: 0 };
 
   constructor(
     private readonly cloud: ExecutorCloud,
@@ -79,17 +115,27 @@ export class MigrationWatch {
 
   /**
    * Starts following a server. `reachBackTo` (epoch ms): the listing must reach that far back
-   * once (a move found in flight after a restart); null for a call made just now.
+   * once (a move found in flight after a restart); null for a call made just now. `sentAt`:
+   * when this process sent the call (our clock), so that a listing can be aimed at its expected
+   * end; null when unknown (found after a restart).
    */
-  follow(serverId: string, opts: { expectedSeconds: number; reachBackTo: number | null }): WatchHandle {
+  follow(
+    serverId: string,
+    opts: { expectedSeconds: number; reachBackTo: number | null; sentAt?: number | null },
+  ): WatchHandle {
     let f = this.followed.get(serverId);
     if (!f) {
-      f = { followers: 0, records: new Map(), version: 0, waiters: new Set(), expected: [] };
+      f = { followers: 0, records: new Map(), version: 0, waiters: new Set(), expected: [], ends: [] };
       this.followed.set(serverId, f);
     }
     const entry = f;
     entry.followers++;
     entry.expected.push(opts.expectedSeconds);
+    const end: EndTarget | null =
+      opts.sentAt === undefined || opts.sentAt === null
+        ? null
+        : { sentAt: opts.sentAt, expectedMs: opts.expectedSeconds * 1000, stage: 'aim', followUpAt: 0 };
+    if (end) entry.ends.push(end);
     if (opts.reachBackTo !== null) {
       this.reachBack = Math.min(this.reachBack ?? Number.POSITIVE_INFINITY, opts.reachBackTo);
       this.pollNow();
@@ -109,6 +155,7 @@ export class MigrationWatch {
         entry.followers--;
         const i = entry.expected.indexOf(opts.expectedSeconds);
         if (i >= 0) entry.expected.splice(i, 1);
+        if (end) entry.ends.splice(entry.ends.indexOf(end), 1);
         if (entry.followers === 0) {
           this.followed.delete(serverId);
           for (const w of entry.waiters) w();
@@ -195,7 +242,7 @@ export class MigrationWatch {
       if (!this.poked) {
         try {
           await Promise.race([
-            this.clock.sleep(this.intervalMs()),
+            this.clock.sleep(this.nextPollAt() - this.clock.now()),
             new Promise<void>((resolve) => {
               this.poke = resolve;
             }),
@@ -211,6 +258,77 @@ export class MigrationWatch {
       await this.pollOnce();
     }
     return 'idle';
+  }
+
+  /**
+   * The regular cadence from the last listing, or earlier the expected end of a migration no
+   * listing has shown ended yet (and a follow-up shortly after an aimed listing that did not
+   * show it), never closer than AIMED_SPACING_SHARE of a poll to the last listing.
+   */
+  private nextPollAt(): number {
+    const now = this.clock.now();
+    const last = this.lastPollAt ?? now;
+    const pollMs = this.settings.pollSeconds * 1000;
+    let next = last + this.intervalMs();
+    for (const f of this.followed.values()) {
+      if (f.ends.length === 0 || this.endedRecord(f) !== null) continue;
+      for (const e of f.ends) {
+        const at =
+          e.stage === 'aim'
+            ? e.sentAt + e.expectedMs + this.aimMs
+            : e.stage === 'follow-up'
+              ? e.followUpAt
+              : null;
+        if (at !== null && at > last) next = Math.min(next, at);
+      }
+    }
+    return Math.max(next, last + pollMs * AIMED_SPACING_SHARE);
+  }
+
+  /** The followed server's newest record when it is final, else null. */
+  private endedRecord(f: Followed): LiveMigrationView | null {
+    let newest: LiveMigrationView | null = null;
+    for (const r of f.records.values()) if (newest === null || r.id > newest.id) newest = r;
+    return newest !== null && isFinalMigration(newest.status) ? newest : null;
+  }
+
+  /**
+   * After a listing asked at `askedAt`: each end it was aimed at (or its follow-up) is judged. A
+   * final record moves the aim earlier, none later (see HIT_QUANTILE); a miss gets one follow-up.
+   */
+  private judgeAims(askedAt: number): void {
+    const pollMs = this.settings.pollSeconds * 1000;
+    const step = pollMs * AIM_STEP_SHARE;
+    for (const f of this.followed.values()) {
+      const record = this.endedRecord(f);
+      const ended = record !== null;
+      for (const e of f.ends) {
+        if (e.stage === 'follow-up' && (ended || e.followUpAt <= askedAt)) e.stage = 'done';
+        if (e.stage !== 'aim') continue;
+        // A refusal or a failure says nothing of how long a migration takes.
+        if (ended && record.status !== 'completed') {
+          e.stage = 'done';
+          continue;
+        }
+        if (ended && e.sentAt + e.expectedMs + this.aimMs > askedAt) {
+          // Shown ended before the aim came: the aim is late.
+          e.stage = 'done';
+          this.aimMs -= step;
+          continue;
+        }
+        if (e.sentAt + e.expectedMs + this.aimMs > askedAt) continue;
+        if (ended) {
+          this.counters.aimedHits++;
+          this.aimMs -= step;
+          e.stage = 'done';
+        } else {
+          this.counters.aimedMisses++;
+          this.aimMs += (step * HIT_QUANTILE) / (1 - HIT_QUANTILE);
+          e.stage = 'follow-up';
+          e.followUpAt = askedAt + pollMs * AIMED_FOLLOW_UP_SHARE;
+        }
+      }
+    }
   }
 
   /**
@@ -236,6 +354,8 @@ export class MigrationWatch {
     const reachBack = this.reachBack;
     let since = this.cursor ?? this.clock.now() - this.settings.clockSkewSeconds * 1000;
     if (reachBack !== null) since = Math.min(since, reachBack);
+    const askedAt = this.clock.now();
+    this.lastPollAt = askedAt;
     try {
       const { records, newestOnFirstPage } = await this.cloud.listLiveMigrationsChangedSince(since);
       this.counters.polls++;
@@ -252,10 +372,14 @@ export class MigrationWatch {
         const next = newestOnFirstPage - LISTING_OVERLAP_MS;
         this.cursor = this.cursor === null ? next : Math.max(this.cursor, next);
       }
+      const news: Followed[] = [];
       for (const [serverId, list] of byServer) {
         const f = this.followed.get(serverId);
-        if (f && this.merge(f, list)) this.bump(f);
+        if (f && this.merge(f, list)) news.push(f);
       }
+      // Judged before the followers wake (they may close and take their ends along).
+      this.judgeAims(askedAt);
+      for (const f of news) this.bump(f);
     } catch (e) {
       this.counters.pollErrors++;
       this.log?.debug('executor: listing of live migrations failed, asking again at the next poll', {

@@ -25,6 +25,8 @@ interface AttemptContext {
   anomalySeen: string | null;
   /** Amounts the destination will hold for this move; null when not read. */
   need: Record<string, number> | null;
+  /** When this driver last sent os-migrateLive (our clock); null: not this process (a restart). */
+  sentAt: number | null;
 }
 
 const ABORTABLE = new Set(['running', 'queued', 'preparing']);
@@ -49,6 +51,7 @@ export class MoveDriver {
       abortStartedAt: null,
       anomalySeen: null,
       need: null,
+      sentAt: null,
     };
     let started = false;
     for (;;) {
@@ -151,9 +154,8 @@ export class MoveDriver {
   async preread(rec: MoveRecord): Promise<void> {
     const release = await this.book.lockDestination(rec.to);
     try {
-      const comingAtRead = this.book.comingTo(rec.to);
-      const dropsAtRead = this.book.comingDropsTo(rec.to);
-      const pf = await preflight(this.book.deps.cloud, rec, comingAtRead, {
+      const addsAtRead = this.book.comingAddsTo(rec.to);
+      const pf = await preflight(this.book.deps.cloud, rec, this.book.comingTo(rec.to), {
         service: (h) => this.book.services.get(h),
         placement: this.book.placement,
       });
@@ -165,8 +167,7 @@ export class MoveDriver {
         attempt: rec.attempt,
         issuedAt: rec.issuedAt,
         need: pf.need,
-        comingAtRead,
-        dropsAtRead,
+        addsAtRead,
       });
     } catch (e) {
       this.book.readFailed('pre-read', rec, e);
@@ -183,15 +184,11 @@ export class MoveDriver {
     const pre = this.book.prereads.get(rec.step);
     if (!pre) return null;
     this.book.prereads.delete(rec.step);
-    const coming = this.book.comingTo(rec.to);
     const usable =
       this.book.deps.clock.now() - pre.at <= PREREAD_MAX_AGE_MS &&
       pre.attempt === rec.attempt &&
       pre.issuedAt === rec.issuedAt &&
-      this.book.comingDropsTo(rec.to) === pre.dropsAtRead &&
-      [...new Set([...Object.keys(coming), ...Object.keys(pre.comingAtRead)])].every(
-        (rc) => (coming[rc] ?? 0) === (pre.comingAtRead[rc] ?? 0),
-      );
+      this.book.comingAddsTo(rec.to) === pre.addsAtRead;
     if (!usable) {
       this.book.counters.prereadsStale++;
       return null;
@@ -206,6 +203,7 @@ export class MoveDriver {
     // The intent was written under our fence a moment ago; the lease is checked once more right
     // before the call (its local deadline keeps a margin for this call to land before expiry).
     this.book.checkOwned();
+    ctx.sentAt = this.book.deps.clock.now();
     try {
       await this.book.deps.cloud.liveMigrate(rec.serverId, rec.to);
       ctx.accepted = true;
@@ -235,7 +233,7 @@ export class MoveDriver {
   private async resolveIssuing(rec: MoveRecord, ctx: AttemptContext): Promise<void> {
     const { clock, settings } = this.book.deps;
     const issuedAt = rec.issuedAt === null ? clock.now() : Date.parse(rec.issuedAt);
-    if (ctx.accepted && (await this.awaitRecordListed(rec))) return;
+    if (ctx.accepted && (await this.awaitRecordListed(rec, ctx.sentAt))) return;
     if (!ctx.accepted) {
       // A request still travelling must land before its absence from Nova's records means anything.
       const settleUntil = issuedAt + settings.settleSeconds * 1000;
@@ -328,13 +326,14 @@ export class MoveDriver {
    * record showed up and the move is `migrating`; false: it did not within `verifyAfter`, or
    * only a final record showed up beside a server still busy: the caller reads Nova directly.
    */
-  private async awaitRecordListed(rec: MoveRecord): Promise<boolean> {
+  private async awaitRecordListed(rec: MoveRecord, sentAt: number | null): Promise<boolean> {
     const { clock, settings } = this.book.deps;
     const issuedAt = rec.issuedAt === null ? clock.now() : Date.parse(rec.issuedAt);
     const listingsAtStart = this.book.watch.listings();
     const watch = this.book.watch.follow(rec.serverId, {
       expectedSeconds: rec.estimatedSeconds,
       reachBackTo: null,
+      sentAt,
     });
     try {
       for (;;) {
@@ -392,6 +391,7 @@ export class MoveDriver {
     const { clock, settings } = this.book.deps;
     const watch = this.book.watch.follow(rec.serverId, {
       expectedSeconds: rec.estimatedSeconds,
+      sentAt: ctx.sentAt,
       // Found in flight after a restart: its record may have last changed long ago.
       reachBackTo: ctx.resumed
         ? (rec.issuedAt === null ? clock.now() : Date.parse(rec.issuedAt)) - settings.clockSkewSeconds * 1000

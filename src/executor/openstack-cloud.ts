@@ -4,13 +4,7 @@
 // the executor's plain views and failure kinds.
 import type { Actuator } from '../cloud/actuator.js';
 import { CloudError } from '../cloud/errors.js';
-import type {
-  NovaClient,
-  NovaHypervisor,
-  NovaMigration,
-  NovaServer,
-  NovaService,
-} from '../cloud/openstack/nova.js';
+import type { NovaClient, NovaMigration, NovaServer, NovaService } from '../cloud/openstack/nova.js';
 import type { PlacementClient } from '../cloud/openstack/placement.js';
 import {
   ActuatorError,
@@ -80,7 +74,11 @@ export function toActuatorError(e: unknown, what: string): ActuatorError {
 
 /** The reads the executor makes: a reader session has them; their writes are not here. */
 export interface ExecutorReads {
-  nova: Pick<NovaClient, 'getServer' | 'listServers' | 'listMigrations' | 'listServices' | 'listHypervisors'>;
+  nova: Pick<
+    NovaClient,
+    'getServer' | 'listServers' | 'listMigrations' | 'listServices' | 'listHypervisors'
+  > &
+    Partial<Pick<NovaClient, 'negotiate'>>;
   placement: Pick<
     PlacementClient,
     | 'getInventories'
@@ -88,11 +86,13 @@ export interface ExecutorReads {
     | 'getConsumerAllocations'
     | 'getProviderAllocations'
     | 'listResourceProviders'
-  >;
+  > &
+    Partial<Pick<PlacementClient, 'negotiate'>>;
 }
 
 /** The writes the executor makes: only an actuator has them. */
-export type ExecutorWrites = Pick<Actuator, 'kind' | 'liveMigrate' | 'abortMigration'>;
+export type ExecutorWrites = Pick<Actuator, 'kind' | 'liveMigrate' | 'abortMigration'> &
+  Partial<Pick<Actuator, 'prepare'>>;
 
 export class OpenStackExecutorCloud implements ExecutorCloud {
   private providerOfHost = new Map<string, string>();
@@ -106,6 +106,19 @@ export class OpenStackExecutorCloud implements ExecutorCloud {
   ) {
     this.nova = reader.nova;
     this.placement = reader.placement;
+  }
+
+  /**
+   * The microversions of both credentials' services negotiated and the hosts' resource providers
+   * known, all at once: an execution's first pre-flights and calls then wait for none of them.
+   */
+  async prepare(): Promise<void> {
+    await Promise.all([
+      this.nova.negotiate?.(),
+      this.placement.negotiate?.(),
+      this.actuator.prepare?.(),
+      this.providerOfHost.size > 0 ? undefined : this.loadProvidersOnce(),
+    ]);
   }
 
   async getServer(serverId: string): Promise<ServerView | null> {
@@ -220,17 +233,23 @@ export class OpenStackExecutorCloud implements ExecutorCloud {
   private async providerOf(host: string): Promise<string | undefined> {
     const known = this.providerOfHost.get(host);
     if (known) return known;
-    // Pre-flights starting together (an execution's first moves) share one reading of the lists.
-    this.providersLoading ??= this.loadProviders().finally(() => {
-      this.providersLoading = null;
-    });
-    await this.providersLoading;
+    await this.loadProvidersOnce();
     return this.providerOfHost.get(host);
   }
 
+  /** Pre-flights starting together (an execution's first moves) share one reading of the lists. */
+  private loadProvidersOnce(): Promise<void> {
+    this.providersLoading ??= this.loadProviders().finally(() => {
+      this.providersLoading = null;
+    });
+    return this.providersLoading;
+  }
+
   private async loadProviders(): Promise<void> {
-    const hypervisors: NovaHypervisor[] = await this.nova.listHypervisors();
-    const providers = await this.placement.listResourceProviders();
+    const [hypervisors, providers] = await Promise.all([
+      this.nova.listHypervisors(),
+      this.placement.listResourceProviders(),
+    ]);
     const byUuid = new Set(providers.map((p) => p.uuid));
     const byName = new Map(providers.map((p) => [p.name, p.uuid]));
     const next = new Map<string, string>();

@@ -101,6 +101,20 @@ export class PlacementReads {
     return this.cloud.getHostUsages(host);
   }
 
+  /**
+   * Takes the readings pre-flights keep (destinations' inventories, sources' allocations) now,
+   * for hosts whose moves are about to start; a failure is left for the pre-flight to meet.
+   */
+  async warm(sources: Iterable<string>, destinations: Iterable<string>): Promise<void> {
+    const reads: Promise<unknown>[] = [];
+    for (const host of new Set(destinations)) reads.push(this.inventoriesOf(host, false));
+    for (const host of new Set(sources)) {
+      if (this.allocations.young(host, this.ttl.allocationsMs) === undefined)
+        reads.push(this.allocations.read(host, () => this.cloud.listHostAllocations(host)));
+    }
+    await Promise.allSettled(reads);
+  }
+
   /** A move towards the host failed: its next pre-flight reads the inventories again. */
   forget(host: string): void {
     this.inventories.forget(host);

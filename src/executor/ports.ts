@@ -116,6 +116,11 @@ export class ActuatorError extends Error {
  * failed read as "ask again later"); actions throw ActuatorError.
  */
 export interface ExecutorCloud {
+  /**
+   * Optional: what the first reads and calls would each wait for, done at once (microversions
+   * negotiated, the hosts' resource providers known). Asked while a new execution is stored.
+   */
+  prepare?(): Promise<void>;
   /** null when the server no longer exists. */
   getServer(serverId: string): Promise<ServerView | null>;
   /**

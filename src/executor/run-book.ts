@@ -94,17 +94,20 @@ export interface RunWindow {
  * A pre-flight that passed before the move's slots were free: the move's source still ran
  * another migration of ours, expected to end soon. Used by the move's next attempt instead of
  * reading again, only while it is young (PREREAD_MAX_AGE_MS), for the same attempt, and while
- * nothing of ours towards the destination changed since (no claim left `coming`, none added):
- * then it says what a pre-flight made now would say, but for changes by others, which Nova's
- * own checks at the call refuse (a busy server: 409; no room: the scheduler's refusal).
+ * no claim of ours towards the destination was added to `coming` since: then it says what a
+ * pre-flight made now would say, or counts more room used, but for changes by others, which
+ * Nova's own checks at the call refuse (a busy server: 409; no room: the scheduler's refusal).
+ * A claim that left `coming` since needs no new reading: the pre-read counted it as coming, and
+ * it left because Placement shows it now (which the pre-read's usages may have missed, never
+ * counted twice against the move) or because its move ended without it.
  */
 export interface Preread {
   at: number;
   attempt: number;
   issuedAt: string | null;
   need: Record<string, number>;
-  comingAtRead: Record<string, number>;
-  dropsAtRead: number;
+  /** comingAddsTo(destination) when the pre-read was made. */
+  addsAtRead: number;
 }
 
 /**
@@ -199,11 +202,11 @@ export class RunBook {
   /** Per step: gives the move's concurrency slots back (once), and wakes the run's loop. */
   private readonly slotHolders = new Map<number, () => void>();
   /**
-   * Per destination: how many of our moves' claims left `coming` (Placement shows them now, or
-   * the move ended). A usage read before such a drop may miss that claim: a pre-read is only used
-   * while this count is what it was when the pre-read was made.
+   * Per destination: how many claims of our moves were added to `coming`. A usage read before
+   * such an add misses that claim: a pre-read is only used while this count is what it was when
+   * the pre-read was made.
    */
-  private readonly comingDrops = new Map<string, number>();
+  private readonly comingAdds = new Map<string, number>();
   /** Pre-flights made before the move's slots were free (MoveDriver.preread), by step. */
   readonly prereads = new Map<number, Preread>();
 
@@ -368,18 +371,17 @@ export class RunBook {
       byStep = new Map();
       this.coming.set(rec.to, byStep);
     }
+    if (!byStep.has(rec.step)) this.comingAdds.set(rec.to, (this.comingAdds.get(rec.to) ?? 0) + 1);
     byStep.set(rec.step, need);
   }
 
   dropComing(step: number): void {
-    for (const [host, byStep] of this.coming) {
-      if (byStep.delete(step)) this.comingDrops.set(host, (this.comingDrops.get(host) ?? 0) + 1);
-    }
+    for (const byStep of this.coming.values()) byStep.delete(step);
   }
 
-  /** See comingDrops. */
-  comingDropsTo(host: string): number {
-    return this.comingDrops.get(host) ?? 0;
+  /** See comingAdds. */
+  comingAddsTo(host: string): number {
+    return this.comingAdds.get(host) ?? 0;
   }
 
   async quarantine(rec: MoveRecord, reason: string, novaFault: string | null): Promise<void> {

@@ -23,6 +23,11 @@ export class ComputeServiceReads {
     return byHost.get(host) ?? null;
   }
 
+  /** Lists now unless a listing is young (a failure is left for the pre-flight to meet). */
+  async warm(): Promise<void> {
+    await this.current().catch(() => undefined);
+  }
+
   private async current(): Promise<Map<string, ComputeServiceView>> {
     const now = this.clock.now();
     if (this.listing && now - this.listing.at < this.ttlMs) return this.listing.byHost;
