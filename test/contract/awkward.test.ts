@@ -20,6 +20,8 @@ afterAll(async () => {
 }, 300_000);
 
 const TIMEOUT = 120_000;
+// Between reads of Nova and Placement: they offer no event for a record's state (and these same
+// tests run on the real lab), so every wait here polls the API.
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface Raw {

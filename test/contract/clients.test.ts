@@ -24,6 +24,7 @@ async function migrateAndFollow(serverId: string, host: string) {
   return w.session.nova.followLiveMigration(serverId, { since, pollMs: 250, timeoutMs: MIGRATION_TIMEOUT });
 }
 
+// Polled: Nova (the simulator's or the lab's) offers no event for a migration record's state.
 async function waitForStatus(serverId: string, since: Date, status: string) {
   const deadline = Date.now() + MIGRATION_TIMEOUT;
   for (;;) {
@@ -47,6 +48,7 @@ async function providerOf(host: string) {
 }
 
 /** Nova rolls the claims back after it saves the migration as cancelled: wait for Placement. */
+// Polled: Placement offers no event for a provider's usages.
 async function waitForUsage(rpUuid: string, rc: string, value: number) {
   const deadline = Date.now() + MIGRATION_TIMEOUT;
   for (;;) {

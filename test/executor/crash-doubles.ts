@@ -20,6 +20,26 @@ export class Crash extends Error {
 
 export interface Proc {
   dead: boolean;
+  /** Called once, at the crash: what a test waits on instead of polling `dead`. */
+  onDeath?: () => void;
+}
+
+function kill(proc: Proc): void {
+  if (proc.dead) return;
+  proc.dead = true;
+  proc.onDeath?.();
+}
+
+/** Resolves at the crash; fails after `timeoutMs` naming `what`. */
+export function death(proc: Proc, what: string, timeoutMs = 20_000): Promise<void> {
+  if (proc.dead) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), timeoutMs);
+    proc.onDeath = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+  });
 }
 
 export type CrashPoint =
@@ -46,12 +66,12 @@ export function dyingJournal(inner: ExecutionJournal, proc: Proc, point: CrashPo
       alive();
       const hit = hits(step, from, next);
       if (hit && point.when === 'before') {
-        proc.dead = true;
+        kill(proc);
         throw new Crash();
       }
       const ok = await inner.transitionMove(id, step, from, next);
       if (hit && ok) {
-        proc.dead = true;
+        kill(proc);
         throw new Crash();
       }
       alive();
@@ -85,12 +105,12 @@ export function dyingCloud(inner: ExecutorCloud, proc: Proc, point: CrashPoint):
         point.call === name &&
         (point.serverId === undefined || point.serverId === a[0]);
       if (hit && point.when === 'before') {
-        proc.dead = true;
+        kill(proc);
         throw new Crash();
       }
       const r = await f(...a);
       if (hit || proc.dead) {
-        proc.dead = true;
+        kill(proc);
         throw new Crash();
       }
       return r;

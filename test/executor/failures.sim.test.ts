@@ -63,7 +63,8 @@ describe('abort', () => {
       { aggregate: 'agg', planId: null, startedBy: 'test', moves: [move(1, 1, 1, 'c1', 'c2')] },
       { deadline: null, shouldStop: noStop },
     );
-    // Once the first attempt is cancelled, migrations converge again.
+    // Once the first attempt is cancelled, migrations converge again. Polled: the simulator
+    // cancels it on its virtual clock (abortSeconds after the DELETE) and tells no one.
     const until = Date.now() + 20_000;
     while (!world.cloud.migrations.some((m) => m.status === 'cancelled') && Date.now() < until) {
       await new Promise((r) => setTimeout(r, 20));

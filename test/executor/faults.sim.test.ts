@@ -146,7 +146,27 @@ describe('ExecutorService (the control loop port)', () => {
     world = await openWorld(snapshot([host('c1'), host('c2')], [server(1, 'c1'), server(2, 'c1')]), {
       speed: 20,
     });
-    const { executor } = makeExecutor(world);
+    // The first os-migrateLive sent: its move is in flight from then (the executor holds the step
+    // as a running task before it sends).
+    let sent: () => void = () => {};
+    const firstSent = new Promise<void>((r) => {
+      sent = r;
+    });
+    const cloud = world.executorCloud;
+    const { executor } = makeExecutor({
+      clock: world.clock,
+      executorCloud: new Proxy(cloud, {
+        get(target, prop) {
+          if (prop === 'liveMigrate')
+            return (id: string, to: string) => {
+              sent();
+              return target.liveMigrate(id, to);
+            };
+          const v: unknown = Reflect.get(target, prop);
+          return typeof v === 'function' ? v.bind(target) : v;
+        },
+      }),
+    });
     const ended: string[] = [];
     const service = new ExecutorService(executor, {
       isPaused: () => false,
@@ -181,9 +201,14 @@ describe('ExecutorService (the control loop port)', () => {
         startedBy: 'x',
       }),
     ).rejects.toThrow(/already running/);
-    const until = Date.now() + 10_000;
-    while (service.inFlight().servers.size === 0 && Date.now() < until)
-      await new Promise((r) => setTimeout(r, 5));
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      firstSent,
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error('no live migration sent in 10 s')), 10_000);
+      }),
+    ]);
+    clearTimeout(timer);
     expect([...service.inFlight().hosts].sort()).toEqual(['c1', 'c2']);
     await service.idle();
     expect(service.isRunning('agg')).toBe(false);

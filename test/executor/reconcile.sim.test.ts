@@ -6,7 +6,7 @@ import type { ExecutionSummary } from '../../src/executor/index.js';
 import type { ExecutionJournal } from '../../src/executor/journal.js';
 import { MemoryJournal } from '../../src/executor/memory-journal.js';
 import { openStore } from '../../src/store/index.js';
-import { type CrashPoint, dyingClock, dyingCloud, dyingJournal, type Proc } from './crash-doubles.js';
+import { type CrashPoint, death, dyingClock, dyingCloud, dyingJournal, type Proc } from './crash-doubles.js';
 import {
   host,
   makeExecutor,
@@ -83,6 +83,7 @@ const scenarios: Scenario[] = [
   },
 ];
 
+// The simulator's migrations change state on its virtual clock and tell no one: polled.
 async function waitFor(cond: () => boolean, what: string): Promise<void> {
   const until = Date.now() + 20_000;
   while (!cond()) {
@@ -122,7 +123,7 @@ describe.each(journals)('restart after a crash (%s journal)', (_name, makeJourna
         { deadline: null, shouldStop: noStop },
       );
       abandoned.catch(() => {});
-      await waitFor(() => proc.dead, `the crash ${sc.name}`);
+      await death(proc, `the crash ${sc.name}`);
       world.cloud.failServers.clear();
 
       const second = makeExecutor(world, { journal: durable, settings, timeoutFor });
@@ -189,7 +190,7 @@ describe('restart while aborting for an operator', () => {
       .catch(() => {});
     await waitFor(() => world!.cloud.migrations.some((m) => m.status === 'running'), 'a migration running');
     abort = 'aborted by operator:carol';
-    await waitFor(() => proc.dead, 'the crash after the DELETE');
+    await death(proc, 'the crash after the DELETE');
     expect((await durable.listMoves('exec-1')).find((m) => m.step === 1)?.state).toBe('aborting');
 
     // The new process knows nothing of the operator's request but what the journal says.

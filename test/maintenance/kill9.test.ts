@@ -212,6 +212,9 @@ describe('kill -9 of the service mid-campaign', () => {
           expect(res.status, JSON.stringify(res.body)).toBe(200);
           told.add(h);
         }
+      // Sampled, not awaited: the kill points are states of another process's SQLite store and of
+      // migrations on the simulator's virtual clock, neither of which announces a change, and the
+      // maxima above (hosts out, hosts disabled) are only seen by looking.
       await new Promise((r) => setTimeout(r, 50));
     }
     expect(kills).toHaveLength(plan.length);

@@ -48,6 +48,34 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
+/**
+ * Resolves once `service` has run `n` cycles, as each one ends (onCycle); fails after `timeoutMs`.
+ */
+function cyclesReach(
+  what: string,
+  service: { cycles: readonly unknown[]; onCycle(l: () => void): void },
+  n: number,
+  timeoutMs: number,
+): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (service.cycles.length >= n) return resolve();
+    const timer = setTimeout(() => {
+      done = true;
+      reject(new Error(`timed out waiting for ${what}`));
+    }, timeoutMs);
+    let done = false;
+    service.onCycle(() => {
+      // Called after the cycle is counted; a failed cycle is not: the count decides, not the calls.
+      if (done || service.cycles.length < n) return;
+      done = true;
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
+// Polled: the sharing out of aggregates (etcd, on the rebalance timer), a pause seen by another
+// replica (its control timer reading the store) and executions in the store tell no one.
 async function waitFor(
   what: string,
   check: () => boolean | Promise<boolean>,
@@ -150,11 +178,10 @@ describe.skipIf(etcd === null || !mariadb.available)('services as replicas (Mari
     // each replica plans and acts on its own aggregates only (before r2 joined, r1 owned them all):
     // the cycles that start from now on show it (the one in flight may have read the old sharing).
     const settledAt = [r1.service.cycles.length, r2.service.cycles.length];
-    await waitFor(
-      'two more cycles on each replica',
-      () => r1.service.cycles.length >= settledAt[0]! + 2 && r2.service.cycles.length >= settledAt[1]! + 2,
-      40_000,
-    );
+    await Promise.all([
+      cyclesReach('two more cycles on r1', r1.service, settledAt[0]! + 2, 40_000),
+      cyclesReach('two more cycles on r2', r2.service, settledAt[1]! + 2, 40_000),
+    ]);
     for (const c of r1.service.cycles.slice(settledAt[0]! + 1))
       expect(c.aggregates.map((a) => a.aggregate).sort()).toEqual(own1);
     for (const c of r2.service.cycles.slice(settledAt[1]! + 1))
@@ -170,7 +197,7 @@ describe.skipIf(etcd === null || !mariadb.available)('services as replicas (Mari
       15_000,
     );
     const handedAt = r2.service.cycles.length;
-    await waitFor('two more cycles on r2', () => r2.service.cycles.length >= handedAt + 2, 40_000);
+    await cyclesReach('two more cycles on r2', r2.service, handedAt + 2, 40_000);
     for (const c of r2.service.cycles.slice(handedAt + 1))
       expect(c.aggregates.map((a) => a.aggregate).sort()).toEqual([...AGGREGATES].sort());
     await r2.service.executor.idle();

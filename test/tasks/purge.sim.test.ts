@@ -91,7 +91,7 @@ describe('purge-project against the simulator', () => {
     const w = r.worker('w1');
     await w.start();
     const [dry] = await r.service.create('purge-project', { project: P, dryRun: true }, 'alice');
-    await until(async () => (await r!.store.tasks.get(dry!.id))?.state === 'DONE');
+    expect((await r!.ended(dry!.id)).state).toBe('DONE');
     const listed = (await r.store.tasks.get(dry!.id))?.result as {
       wouldDelete: Item[];
       skipped: { what: string; why: string }[];
@@ -107,7 +107,7 @@ describe('purge-project against the simulator', () => {
     expect(r.sim.cloud.requireServer(id(1)).status).toBe('ACTIVE');
 
     const [run] = await r.service.create('purge-project', { project: P }, 'alice');
-    await until(async () => ['DONE', 'ERROR'].includes((await r!.store.tasks.get(run!.id))!.state), 30_000);
+    await r!.ended(run!.id, 30_000);
     const ran = await r.store.tasks.get(run!.id);
     expect(ran?.error).toBeNull();
     expect(ran?.result).toMatchObject({ deleted: listed.wouldDelete });
@@ -127,7 +127,7 @@ describe('purge-project against the simulator', () => {
     const [dry] = await r.service.create('purge-project', { project: P, dryRun: true }, 'alice');
     const w0 = r.worker('w0');
     await w0.start();
-    await until(async () => (await r!.store.tasks.get(dry!.id))?.state === 'DONE');
+    expect((await r!.ended(dry!.id)).state).toBe('DONE');
     await w0.stop();
     const { wouldDelete: inventory, skipped } = (await r.store.tasks.get(dry!.id))!.result as {
       wouldDelete: Item[];
@@ -164,7 +164,7 @@ describe('purge-project against the simulator', () => {
     r.clock.offsetMs = 61_000;
     const w = r.worker('w1', { staleAfterMs: 60_000 });
     await w.start();
-    await until(async () => ['DONE', 'ERROR'].includes((await r!.store.tasks.get(task!.id))!.state), 30_000);
+    await r!.ended(task!.id, 30_000);
     const done = await r.store.tasks.get(task!.id);
     expect(done?.error).toBeNull();
     expect(done).toMatchObject({ state: 'DONE', owner: 'w1', attempts: 2, result: { deleted: inventory } });
@@ -205,7 +205,7 @@ describe('purge-project against the simulator', () => {
     const w = r.worker('w1');
     await w.start();
     const [dry] = await r.service.create('purge-project', { project: P, dryRun: true }, 'alice');
-    await until(async () => (await r!.store.tasks.get(dry!.id))?.state === 'DONE');
+    expect((await r!.ended(dry!.id)).state).toBe('DONE');
     const listed = (await r.store.tasks.get(dry!.id))?.result as {
       wouldDelete: Item[];
       skipped: { what: string; why: string }[];
@@ -229,7 +229,7 @@ describe('purge-project against the simulator', () => {
     expect(cinder.volumesById.get(attached)?.status).toBe('in-use');
 
     const [run] = await r.service.create('purge-project', { project: P }, 'alice');
-    await until(async () => ['DONE', 'ERROR'].includes((await r!.store.tasks.get(run!.id))!.state), 30_000);
+    await r!.ended(run!.id, 30_000);
     const ran = await r.store.tasks.get(run!.id);
     expect(ran?.error).toBeNull();
     expect(ran?.result).toMatchObject({ deleted: listed.wouldDelete });

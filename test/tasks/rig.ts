@@ -20,6 +20,7 @@ import {
 } from '../../src/coordination/locks.js';
 import type { Clock } from '../../src/executor/ports.js';
 import type { Snapshot } from '../../src/model/snapshot.js';
+import { isFinalTaskState, type TaskRecord } from '../../src/records/tasks.js';
 import { SimClock } from '../../src/sim/clock.js';
 import { simAdminConfig } from '../../src/sim/connect-info.js';
 import { type SimServerHandle, startSimServer } from '../../src/sim/http/server.js';
@@ -67,6 +68,11 @@ export interface TaskRig {
   clock: Clock & { offsetMs: number };
   /** A worker on the rig's locks, or on `locks` (another process's client of the same backend). */
   worker(id: string, settings?: Partial<TaskWorkerSettings>, locks?: LockService): TaskWorker;
+  /**
+   * The task's final record (DONE or ERROR), as soon as a worker of this rig ends it (its onEnded)
+   * or at once if it already has; fails after `ms`.
+   */
+  ended(taskId: string, ms?: number): Promise<TaskRecord>;
   close(): Promise<void>;
 }
 
@@ -101,6 +107,7 @@ export async function taskRig(
     sleep: (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, ms / speed))),
   };
   const workers: TaskWorker[] = [];
+  const endedListeners = new Set<(task: TaskRecord) => void>();
   const actuator = await Actuator.open({ config: session.config, credential: { label: 'actuator (test)' } });
   const service = new TaskService({
     tasks: store.tasks,
@@ -137,9 +144,34 @@ export async function taskRig(
         clock,
         logger: silentLogger,
         settings: { pollMs: 20, heartbeatMs: 20, ...settings },
+        onEnded: (task) => {
+          for (const l of [...endedListeners]) l(task);
+        },
       });
       workers.push(w);
       return w;
+    },
+    ended(taskId, ms = 10_000) {
+      return new Promise<TaskRecord>((resolve, reject) => {
+        const finish = (task: TaskRecord | Error) => {
+          clearTimeout(timer);
+          endedListeners.delete(listener);
+          if (task instanceof Error) reject(task);
+          else resolve(task);
+        };
+        const listener = (task: TaskRecord) => {
+          if (task.id === taskId) finish(task);
+        };
+        const timer = setTimeout(() => finish(new Error(`task ${taskId} did not end in ${ms / 1000} s`)), ms);
+        endedListeners.add(listener);
+        // Ended before the wait began (or by a path that tells no one): the store says so.
+        store.tasks.get(taskId).then(
+          (t) => {
+            if (t !== null && isFinalTaskState(t.state)) finish(t);
+          },
+          (e: unknown) => finish(e instanceof Error ? e : new Error(String(e))),
+        );
+      });
     },
     async close() {
       for (const w of workers) await w.stop();
@@ -150,7 +182,10 @@ export async function taskRig(
   };
 }
 
-/** Polls until `check` holds (or fails after `ms`). */
+/**
+ * Polls until `check` holds (or fails after `ms`): for what no event announces (task states short
+ * of an end, worker status, the simulator's migrations on its virtual clock). A task's end: `ended`.
+ */
 export async function until(check: () => Promise<boolean> | boolean, ms = 10_000): Promise<void> {
   const end = Date.now() + ms;
   while (!(await check())) {

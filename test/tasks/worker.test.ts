@@ -185,7 +185,7 @@ describe('the task worker', () => {
     await until(() => reads.mock.calls.length >= 1);
     const [t, clean] = await r.service.create('count', { to: 2, host: 'h1' }, 'alice');
     // The clean-up of the batch waits for the count; the count's end wakes the worker again.
-    await until(async () => (await r!.store.tasks.get(clean!.id))?.state === 'DONE', 20_000);
+    expect((await r!.ended(clean!.id, 20_000)).state).toBe('DONE');
     expect(await r.store.tasks.get(t!.id)).toMatchObject({ state: 'DONE', owner: 'w1', attempts: 1 });
   });
 
@@ -214,7 +214,7 @@ describe('the task worker', () => {
     expect((await r.store.tasks.get(t!.id))?.attempts).toBe(1);
     // A new task is a reason to look: the waiting one is tried again in the same pass.
     const [c] = await r.service.create('count', { to: 1, host: 'h1' }, 'alice');
-    await until(async () => (await r!.store.tasks.get(c!.id))?.state === 'DONE', 20_000);
+    expect((await r!.ended(c!.id, 20_000)).state).toBe('DONE');
     expect(waits).toBeGreaterThanOrEqual(2);
   });
 
@@ -222,7 +222,7 @@ describe('the task worker', () => {
     r = await taskRig(world, [count, cleanup]);
     const [t] = await r.service.create('count', { to: 2, fail: true }, 'alice');
     await r.worker('w1').start();
-    await until(async () => (await r!.store.tasks.get(t!.id))?.state === 'ERROR');
+    expect((await r!.ended(t!.id)).state).toBe('ERROR');
     expect(await r.store.tasks.get(t!.id)).toMatchObject({ error: 'asked to fail', result: { at: 2 } });
   });
 
@@ -252,7 +252,7 @@ describe('the task worker', () => {
     });
     await held?.release();
     await w.start();
-    await until(async () => (await r!.store.tasks.get(t!.id))?.state === 'DONE');
+    expect((await r!.ended(t!.id)).state).toBe('DONE');
   });
 
   it('writes nothing while another holds the table lock; decides once it is free', async () => {
@@ -305,7 +305,7 @@ describe('the task worker', () => {
     expect(waiting?.checkpoint).toEqual({ at: 2 });
     gate = null;
     await r.worker('w2').start();
-    await until(async () => (await r!.store.tasks.get(t!.id))?.state === 'DONE');
+    expect((await r!.ended(t!.id)).state).toBe('DONE');
     expect(await r.store.tasks.get(t!.id)).toMatchObject({
       owner: 'w2',
       attempts: 2,
@@ -345,7 +345,7 @@ describe('the task worker', () => {
     expect(await r.service.cancel(b!.id, 'bob')).toMatchObject({ state: 'RUNNING', cancelRequested: true });
     await new Promise((res) => setTimeout(res, 100));
     open();
-    await until(async () => (await r!.store.tasks.get(b!.id))?.state === 'ERROR');
+    expect((await r!.ended(b!.id)).state).toBe('ERROR');
     expect((await r.store.tasks.get(b!.id))?.error).toBe('cancelled');
   });
 
