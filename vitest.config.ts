@@ -148,7 +148,7 @@ const SLOWEST = [
 ];
 
 /** Workers of the isolated project: files that mostly wait, on a 2-core machine. */
-const ISOLATED_WORKERS = 2;
+const ISOLATED_WORKERS = 3;
 
 class LongestFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
