@@ -147,7 +147,12 @@ const SLOWEST = [
   'test/web/maintenance.test.ts',
 ];
 
-/** Workers of the isolated project: files that mostly wait, on a 2-core machine. */
+/**
+ * Workers of the isolated project, on a 2-core machine: its files mostly wait, so three of them
+ * beside the shared process's one keep both cores busy (npm test 4 min 39 s and 4 min 51 s at
+ * 147-153% of one core, against 6 min 24 s at 131% with two; docs/benchmarks.md). Note that
+ * `--maxWorkers` on the command line does not reach a project that sets its own.
+ */
 const ISOLATED_WORKERS = 3;
 
 class LongestFirst extends BaseSequencer {
