@@ -12,6 +12,7 @@
 // cannot be completed so, the selection order stays.
 
 import type { Policy } from '../policy/types.js';
+import { Heap } from '../util/heap.js';
 import { firstRejection } from './constraints/index.js';
 import type { PlannedMove } from './context.js';
 import { softGroupPenaltyDelta } from './objectives/move-score.js';
@@ -84,7 +85,7 @@ function orderPass(
   units: Unit[],
   apply: (m: PlannedMove) => void,
 ): boolean {
-  const heap = new UnitHeap(units);
+  const heap = new Heap(before, units);
   let blocked: Unit[] = [];
   for (;;) {
     const top = heap.pop();
@@ -133,49 +134,4 @@ function worthPerGiB(state: ClusterState, policy: Policy, agg: number, n: number
 /** True when a goes before b: higher value, then selection order. */
 function before(a: Unit, b: Unit): boolean {
   return a.value > b.value || (a.value === b.value && a.seq < b.seq);
-}
-
-class UnitHeap {
-  private readonly items: Unit[] = [];
-
-  constructor(units: readonly Unit[]) {
-    for (const u of units) this.push(u);
-  }
-
-  peek(): Unit | undefined {
-    return this.items[0];
-  }
-
-  push(u: Unit): void {
-    const a = this.items;
-    a.push(u);
-    let i = a.length - 1;
-    while (i > 0) {
-      const p = (i - 1) >> 1;
-      if (!before(a[i]!, a[p]!)) break;
-      [a[i], a[p]] = [a[p]!, a[i]!];
-      i = p;
-    }
-  }
-
-  pop(): Unit | undefined {
-    const a = this.items;
-    const top = a[0];
-    const last = a.pop();
-    if (a.length > 0 && last !== undefined) {
-      a[0] = last;
-      let i = 0;
-      for (;;) {
-        const l = 2 * i + 1;
-        const r = l + 1;
-        let m = i;
-        if (l < a.length && before(a[l]!, a[m]!)) m = l;
-        if (r < a.length && before(a[r]!, a[m]!)) m = r;
-        if (m === i) break;
-        [a[i], a[m]] = [a[m]!, a[i]!];
-        i = m;
-      }
-    }
-    return top;
-  }
 }

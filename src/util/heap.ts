@@ -1,11 +1,20 @@
-/** A binary max-heap keyed by a number: the planner's lazy candidate queue. */
-export class MaxHeap<T> {
+/** A binary heap ordered by `before(a, b)`: true when a comes out first. */
+export class Heap<T> {
   private readonly items: T[] = [];
 
-  constructor(private readonly key: (item: T) => number) {}
+  constructor(
+    private readonly before: (a: T, b: T) => boolean,
+    initial: Iterable<T> = [],
+  ) {
+    for (const item of initial) this.push(item);
+  }
 
   get size(): number {
     return this.items.length;
+  }
+
+  peek(): T | undefined {
+    return this.items[0];
   }
 
   push(item: T): void {
@@ -14,7 +23,7 @@ export class MaxHeap<T> {
     let i = a.length - 1;
     while (i > 0) {
       const p = (i - 1) >> 1;
-      if (this.key(a[p]!) >= this.key(a[i]!)) break;
+      if (!this.before(a[i]!, a[p]!)) break;
       [a[p], a[i]] = [a[i]!, a[p]!];
       i = p;
     }
@@ -32,8 +41,8 @@ export class MaxHeap<T> {
         const l = 2 * i + 1;
         const r = l + 1;
         let m = i;
-        if (l < a.length && this.key(a[l]!) > this.key(a[m]!)) m = l;
-        if (r < a.length && this.key(a[r]!) > this.key(a[m]!)) m = r;
+        if (l < a.length && this.before(a[l]!, a[m]!)) m = l;
+        if (r < a.length && this.before(a[r]!, a[m]!)) m = r;
         if (m === i) break;
         [a[m], a[i]] = [a[i]!, a[m]!];
         i = m;
