@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Etcd3 } from 'etcd3';
 import type { TestProject } from 'vitest/node';
+import { logLine } from '../fixtures/log-line.js';
 
 export interface EtcdServer {
   /** http://127.0.0.1:<port> */
@@ -50,27 +51,7 @@ export function freePort(): Promise<number> {
  * fails with the log's tail.
  */
 async function waitUntilReady(endpoint: string, child: ChildProcess, log: () => string): Promise<void> {
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(
-      () => done(new Error(`etcd did not serve clients within 60 s:\n${log().slice(-3000)}`)),
-      60_000,
-    );
-    const onData = () => {
-      if (log().includes('"msg":"serving client traffic')) done(null);
-    };
-    const onExit = (code: number | null, signal: string | null) =>
-      done(new Error(`etcd exited (${code ?? signal}) while starting:\n${log().slice(-3000)}`));
-    const done = (err: Error | null) => {
-      clearTimeout(timer);
-      child.stderr?.off('data', onData);
-      child.off('exit', onExit);
-      if (err) reject(err);
-      else resolve();
-    };
-    child.stderr?.on('data', onData);
-    child.once('exit', onExit);
-    onData();
-  });
+  await logLine(child, log, '"msg":"serving client traffic', 'etcd', 60_000);
   const client = new Etcd3({ hosts: endpoint, dialTimeout: 5000 });
   try {
     await client.get('aicerine-ready-probe').string();

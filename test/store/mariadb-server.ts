@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createConnection } from 'mysql2/promise';
 import type { TestProject } from 'vitest/node';
+import { logLine } from '../fixtures/log-line.js';
 
 export interface MariadbServer {
   socketPath: string;
@@ -39,27 +40,7 @@ function find(binary: string): string | null {
  * once that a client gets in. Its exit, or 60 s without the line, fails with the log's tail.
  */
 async function waitUntilReady(server: MariadbServer, child: ChildProcess, log: () => string): Promise<void> {
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(
-      () => done(new Error(`mariadbd was not ready for connections within 60 s:\n${log().slice(-3000)}`)),
-      60_000,
-    );
-    const onData = () => {
-      if (log().includes('ready for connections')) done(null);
-    };
-    const onExit = (code: number | null, signal: string | null) =>
-      done(new Error(`mariadbd exited (${code ?? signal}) while starting:\n${log().slice(-3000)}`));
-    const done = (err: Error | null) => {
-      clearTimeout(timer);
-      child.stderr?.off('data', onData);
-      child.off('exit', onExit);
-      if (err) reject(err);
-      else resolve();
-    };
-    child.stderr?.on('data', onData);
-    child.once('exit', onExit);
-    onData();
-  });
+  await logLine(child, log, 'ready for connections', 'mariadbd', 60_000);
   const conn = await createConnection({ socketPath: server.socketPath, user: server.user });
   await conn.end();
 }

@@ -6,6 +6,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { createConnection, createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
+import { logLine } from '../fixtures/log-line.js';
 
 export interface PrivateSshd {
   host: string;
@@ -73,23 +74,21 @@ export async function startSshd(): Promise<PrivateSshd> {
   );
   const proc: ChildProcess = spawn(SSHD, ['-D', '-e', '-f', config], { stdio: ['ignore', 'ignore', 'pipe'] });
   let log = '';
+  proc.stderr?.on('data', (d: Buffer) => {
+    log += d.toString();
+  });
   // sshd says "Server listening on 127.0.0.1 port N." once its socket listens: that line is the
   // readiness, its exit or 10 s without it the failure.
-  const listening = `Server listening on 127.0.0.1 port ${port}`;
-  const ready = await new Promise<boolean>((resolve) => {
-    const timer = setTimeout(() => resolve(false), 10_000);
-    const finish = (ok: boolean) => {
-      clearTimeout(timer);
-      proc.off('exit', onExit);
-      resolve(ok);
-    };
-    const onExit = () => finish(false);
-    proc.once('exit', onExit);
-    proc.stderr?.on('data', (d: Buffer) => {
-      log += d.toString();
-      if (log.includes(listening)) finish(true);
-    });
-  });
+  const ready = await logLine(
+    proc,
+    () => log,
+    `Server listening on 127.0.0.1 port ${port}`,
+    'sshd',
+    10_000,
+  ).then(
+    () => true,
+    () => false,
+  );
   if (!ready || !(await accepts(port))) {
     proc.kill('SIGTERM');
     rmSync(dir, { recursive: true, force: true });
