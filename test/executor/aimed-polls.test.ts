@@ -5,26 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { MigrationWatch } from '../../src/executor/migration-watch.js';
 import type { Clock, ExecutorCloud, LiveMigrationView } from '../../src/executor/ports.js';
-
-/** A clock the test moves by hand; sleeps end when it passes their time. */
-function manualClock(): Clock & { advance(ms: number): void } {
-  let now = 1_000_000;
-  const sleepers: { until: number; wake: () => void }[] = [];
-  return {
-    now: () => now,
-    sleep: (ms) =>
-      new Promise<void>((wake) => {
-        sleepers.push({ until: now + ms, wake });
-      }),
-    advance(ms) {
-      now += ms;
-      for (const s of sleepers.splice(0)) {
-        if (s.until <= now) s.wake();
-        else sleepers.push(s);
-      }
-    },
-  };
-}
+import { manualClock } from './manual-clock.js';
 
 const settle = async () => {
   for (let i = 0; i < 5; i++) await new Promise<void>((r) => setImmediate(r));

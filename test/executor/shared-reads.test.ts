@@ -5,28 +5,9 @@
 import { describe, expect, it } from 'vitest';
 import { ServerEndReads } from '../../src/executor/end-reads.js';
 import { PlacementReads } from '../../src/executor/placement-reads.js';
-import type { Clock, ExecutorCloud, HostRoomView, ServerView } from '../../src/executor/ports.js';
+import type { ExecutorCloud, HostRoomView, ServerView } from '../../src/executor/ports.js';
 import { preflight } from '../../src/executor/preflight.js';
-
-/** A clock the test moves by hand; sleeps end when it passes their time. */
-function manualClock(): Clock & { advance(ms: number): void } {
-  let now = 1_000_000;
-  const sleepers: { until: number; wake: () => void }[] = [];
-  return {
-    now: () => now,
-    sleep: (ms) =>
-      new Promise<void>((wake) => {
-        sleepers.push({ until: now + ms, wake });
-      }),
-    advance(ms) {
-      now += ms;
-      for (const s of sleepers.splice(0)) {
-        if (s.until <= now) s.wake();
-        else sleepers.push(s);
-      }
-    },
-  };
-}
+import { manualClock } from './manual-clock.js';
 
 const server = (id: string, host: string, ramMB = 4096): ServerView => ({
   id,
