@@ -207,10 +207,39 @@ const migrations = ((await (await fetch(`${simOrigin}/sim/migrations`)).json()).
     plannedSeconds: m.plannedSeconds,
   }),
 );
-// Lower bound of the makespan: one migration at a time per source, back to back.
-const perSource = new Map();
-for (const m of migrations) perSource.set(m.source, (perSource.get(m.source) ?? 0) + m.plannedSeconds);
-const bound = Math.max(...perSource.values());
+// Lower bound of the makespan: one migration at a time per source, back to back. Nova holds a
+// source's slot (max_concurrent_live_migrations) from the call until the migration's record is
+// final: its scheduling, the copy, and the post-migration steps after the guest has moved (the
+// simulator's completionLagSeconds, measured on the lab). So back to back, each source takes the
+// sum of Nova's own times from a call to its record's end; a time that overlaps the source's
+// previous migration counts only from that one's end (a call Nova queued waits for no executor).
+// The planned seconds (the copy the cost model foretells, without the post-migration steps) give
+// the bound this bench printed until 2026-12-03, kept beside it.
+const bySourceInOrder = new Map();
+for (const m of migrations) {
+  const list = bySourceInOrder.get(m.source) ?? [];
+  list.push(m);
+  bySourceInOrder.set(m.source, list);
+}
+const novaBusy = new Map();
+const plannedBusy = new Map();
+for (const [source, list] of bySourceInOrder) {
+  list.sort((a, b) => a.createdMs - b.createdMs);
+  let freeAt = Number.NEGATIVE_INFINITY;
+  let nova = 0;
+  for (const m of list) {
+    const end = m.updatedMs ?? m.createdMs;
+    nova += Math.max(0, end - Math.max(m.createdMs, freeAt)) / 1000;
+    freeAt = Math.max(freeAt, end);
+  }
+  novaBusy.set(source, nova);
+  plannedBusy.set(
+    source,
+    list.reduce((t, m) => t + m.plannedSeconds, 0),
+  );
+}
+const bound = Math.max(...novaBusy.values());
+const plannedBound = Math.max(...plannedBusy.values());
 console.log(
   `executor: ${moves} moves (${hostsPerSide} sources -> ${hostsPerSide} destinations, 1 per source, 2 per destination, 20 in flight), ` +
     `journal ${journalKind}${journalKind === 'sqlite' ? ` (synchronous ${synchronous})` : ''}, clock x${speed}, ` +
@@ -233,7 +262,9 @@ console.log(
 );
 console.log(
   `  simulated: ${simS.toFixed(0)} s, ${((moves / simS) * 60).toFixed(1)} moves/min ` +
-    `(back-to-back bound of the busiest source ${bound.toFixed(0)} s: ${((moves / bound) * 60).toFixed(1)} moves/min; efficiency ${((100 * bound) / simS).toFixed(0)}%)`,
+    `(back-to-back bound of the busiest source ${bound.toFixed(0)} s, Nova's times from each call to its record's end: ` +
+    `${((moves / bound) * 60).toFixed(1)} moves/min; efficiency ${((100 * bound) / simS).toFixed(0)}%; ` +
+    `against the planned copy times alone, ${plannedBound.toFixed(0)} s: ${((100 * plannedBound) / simS).toFixed(0)}%)`,
 );
 console.log(
   `  wall: ${wallS.toFixed(1)} s, ${((moves / wallS) * 60).toFixed(0)} moves/min; API calls: ${calls}`,
@@ -253,15 +284,8 @@ console.log(
 let gapSum = 0;
 let gaps = 0;
 let novaSum = 0;
-const bySource = new Map();
-for (const m of migrations) {
-  const list = bySource.get(m.source) ?? [];
-  list.push(m);
-  bySource.set(m.source, list);
-}
 const gapList = [];
-for (const list of bySource.values()) {
-  list.sort((a, b) => a.createdMs - b.createdMs);
+for (const list of bySourceInOrder.values()) {
   for (let i = 0; i < list.length; i++) {
     novaSum += ((list[i].updatedMs ?? list[i].createdMs) - list[i].createdMs) / 1000;
     if (i === 0) continue;
