@@ -76,7 +76,14 @@ export function orderByBalancePerGiB(
   return ok ? out : [...moves];
 }
 
-/** Lazy best-first: a unit's value is taken again when it reaches the top. False on a dead end. */
+/**
+ * Lazy best-first: a unit's value is taken again when it reaches the top. False on a dead end.
+ * Lazy evaluation alone assumes a unit is never worth more later than when last weighed, which
+ * fails for the units on the hosts a move just changed: an exchange that costs balance at the
+ * start may buy the most per GiB once other moves have emptied one of its hosts, and would
+ * otherwise wait at the bottom of the heap until the end of the plan. So after each unit, those
+ * sharing a host with it are weighed again before the next is taken.
+ */
 function orderPass(
   state: ClusterState,
   policy: Policy,
@@ -85,7 +92,7 @@ function orderPass(
   units: Unit[],
   apply: (m: PlannedMove) => void,
 ): boolean {
-  const heap = new Heap(before, units);
+  let heap = new Heap(before, units);
   let blocked: Unit[] = [];
   for (;;) {
     const top = heap.pop();
@@ -102,6 +109,13 @@ function orderPass(
       continue;
     }
     for (const m of top.moves) apply(m);
+    const hosts = new Set(top.moves.flatMap((m) => [m.from, m.to]));
+    const rest: Unit[] = [];
+    for (let u = heap.pop(); u !== undefined; u = heap.pop()) {
+      if (u.moves.some((m) => hosts.has(m.from) || hosts.has(m.to))) u.value = Infinity;
+      rest.push(u);
+    }
+    heap = new Heap(before, rest);
     // Room may have opened for a waiting unit: each is weighed again.
     for (const u of blocked) {
       u.value = Infinity;
