@@ -18,10 +18,12 @@ import { type ScheduledMove, scheduleWaves, type WaveLimits } from './waves.js';
 /**
  * Spread: how many waves before the latest one taken a later move of the priority order may
  * start (waves.ts). Measured on the quality cases (docs/benchmarks.md): 0 adds up to 2.5× the
- * waves on small aggregates; 2 keeps main's wave counts on the synthetic cases and most of the
- * memory saved; unlimited let exchange halves and weak moves into wave 1 again.
+ * waves on small aggregates; unlimited let exchange halves and weak moves into wave 1 again.
+ * 2 kept main's wave counts; 1, once the step order weighs again the units a move changed,
+ * keeps a busy source's best moves ahead of weak ones from idle hosts (the Bitbrains month
+ * reaches the greedy's 75% level with 58 GiB instead of 77) for about 10% more waves.
  */
-const SPREAD_BACKFILL = 2;
+const SPREAD_BACKFILL = 1;
 
 /** A move as the plan writes it: scheduled, with what the step-order replay found. */
 export interface FinalMove extends ScheduledMove {
@@ -174,12 +176,15 @@ function hotAtWaveStart(
 
 /**
  * Spread: the search picks each move for the balance it buys, among servers whose costs differ
- * up to tenfold, and two servers of one host often buy nearly the same balance. So each single
- * spread move, the costliest first, gives way to the server of least memory on the same source
- * that, sent to the same destination instead, leaves the plan's end state at least as balanced
+ * up to tenfold, and two servers of one host often buy nearly the same balance. So each spread
+ * move, the costliest first, gives way to the server of least memory on the same source that,
+ * sent to the same destination instead, leaves the plan's end state at least as balanced
  * (imbalance and soft-group penalty) and every move still legal in selection order. Source,
  * destination and the number of moves stay, so the plan is no less balanced at equal moves (and
  * the one-way rule and waves see the same hosts), and an operator copies less memory for it.
+ * An exchange's half is replaced so too, the other half kept: the swap search pairs servers by
+ * the balance the pair buys, and on the Bitbrains traces it often trades a 32-39 GiB server for
+ * a small one where a smaller server of the same host does as well.
  * `state` holds none of the aggregate's moves on entry and on return.
  */
 function cheapen(
@@ -196,7 +201,7 @@ function cheapen(
   const ram = (s: number) => state.servers[s]!.ramMB;
   const order = out
     .map((_m, i) => i)
-    .filter((i) => out[i]!.phase === 'spread' && out[i]!.exchangeWith === undefined && !paired.has(out[i]!))
+    .filter((i) => out[i]!.phase === 'spread' && !paired.has(out[i]!))
     .sort((a, b) => ram(out[b]!.server) - ram(out[a]!.server) || a - b);
   for (const i of order) {
     const m = out[i]!;
@@ -218,9 +223,17 @@ function cheapen(
     state.undo(out.length - 1);
     if (best < 0) continue;
     const trial = [...out];
-    trial[i] = { ...m, server: best };
+    const cheaper: PlannedMove = { ...m, server: best };
+    trial[i] = cheaper;
+    if (m.exchangeWith !== undefined) {
+      // Both halves are new objects, so that each names the other.
+      const j = out.indexOf(m.exchangeWith);
+      const other: PlannedMove = { ...m.exchangeWith, exchangeWith: cheaper };
+      cheaper.exchangeWith = other;
+      trial[j] = other;
+    }
     if (legalInOrder(state, trial).length !== trial.length) continue;
-    out[i] = trial[i]!;
+    out.splice(0, out.length, ...trial);
     inPlan.delete(m.server);
     inPlan.add(best);
   }
