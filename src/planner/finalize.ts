@@ -176,15 +176,17 @@ function hotAtWaveStart(
 
 /**
  * Spread: the search picks each move for the balance it buys, among servers whose costs differ
- * up to tenfold, and two servers of one host often buy nearly the same balance. So each spread
- * move, the costliest first, gives way to the server of least memory on the same source that,
- * sent to the same destination instead, leaves the plan's end state at least as balanced
- * (imbalance and soft-group penalty) and every move still legal in selection order. Source,
- * destination and the number of moves stay, so the plan is no less balanced at equal moves (and
- * the one-way rule and waves see the same hosts), and an operator copies less memory for it.
- * An exchange's half is replaced so too, the other half kept: the swap search pairs servers by
- * the balance the pair buys, and on the Bitbrains traces it often trades a 32-39 GiB server for
- * a small one where a smaller server of the same host does as well.
+ * up to tenfold, and two servers often buy nearly the same balance. So each spread move, the
+ * costliest first, gives way to the server of least memory that, sent to the same destination
+ * instead, leaves the plan's end state at least as balanced (imbalance and soft-group penalty)
+ * and every move still legal in selection order. The server is taken from the same source, or
+ * from any host the plan already sends from when the move's source is not hot or ends below
+ * the hot threshold without it (a hot host keeps its relief). Destinations and the number of
+ * moves stay and no host starts sending, so the plan is no less balanced at equal moves, keeps
+ * the one-way rule, and an operator copies less memory for it. An exchange's half gives way only
+ * to a server of its own source (the other half kept): the swap search pairs servers by the
+ * balance the pair buys, and on the Bitbrains traces it often trades a 32-39 GiB server where a
+ * smaller one of the same host does as well.
  * `state` holds none of the aggregate's moves on entry and on return.
  */
 function cheapen(
@@ -203,6 +205,11 @@ function cheapen(
     .map((_m, i) => i)
     .filter((i) => out[i]!.phase === 'spread' && !paired.has(out[i]!))
     .sort((a, b) => ram(out[b]!.server) - ram(out[a]!.server) || a - b);
+  const hot = policy.hotThreshold;
+  const hotAtStart = hotHosts(state, agg, hot);
+  const sources = [...new Set(out.filter((m) => m.phase === 'spread').map((m) => m.from))].sort(
+    (a, b) => a - b,
+  );
   for (const i of order) {
     const m = out[i]!;
     // The end state without this move: the order of the others does not matter to it.
@@ -212,8 +219,9 @@ function cheapen(
     const bar = worth(m.server) + 1e-12;
     let best = -1;
     let bestRam = ram(m.server);
-    for (const s of state.on[m.from]!) {
-      if (inPlan.has(s) || state.servers[s]!.immovable !== null) continue;
+    const anySource = m.exchangeWith === undefined && (!hotAtStart.has(m.from) || !isHot(state, m.from, hot));
+    for (const s of (anySource ? sources : [m.from]).flatMap((h) => [...state.on[h]!])) {
+      if (inPlan.has(s) || state.servers[s]!.immovable !== null || state.at[s] === m.to) continue;
       const r = ram(s);
       if (r >= bestRam || worth(s) > bar) continue;
       if (firstRejection(state, s, m.to) !== null) continue;
@@ -223,7 +231,7 @@ function cheapen(
     state.undo(out.length - 1);
     if (best < 0) continue;
     const trial = [...out];
-    const cheaper: PlannedMove = { ...m, server: best };
+    const cheaper: PlannedMove = { ...m, server: best, from: state.at[best]! };
     trial[i] = cheaper;
     if (m.exchangeWith !== undefined) {
       // Both halves are new objects, so that each names the other.
@@ -238,6 +246,11 @@ function cheapen(
     inPlan.add(best);
   }
   return out;
+}
+
+function isHot(state: ClusterState, host: number, hot: number): boolean {
+  for (let d = 0; d < state.D; d++) if (state.util(host, d) >= hot) return true;
+  return false;
 }
 
 /**
