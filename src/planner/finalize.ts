@@ -210,25 +210,28 @@ function cheapen(
   const sources = [...new Set(out.filter((m) => m.phase === 'spread').map((m) => m.from))].sort(
     (a, b) => a - b,
   );
+  // The end state with every move; a move's server sent back to its source gives the end state
+  // without it (the order of the others does not matter to it).
+  for (const m of out) state.apply(m.server, m.to);
   for (const i of order) {
     const m = out[i]!;
-    // The end state without this move: the order of the others does not matter to it.
-    for (let j = 0; j < out.length; j++) if (j !== i) state.apply(out[j]!.server, out[j]!.to);
+    state.apply(m.server, m.from);
     const worth = (s: number) =>
       state.imbalanceAfter(s, m.to) * n + softGroupPenaltyDelta(state, policy, s, m.to);
     const bar = worth(m.server) + 1e-12;
     let best = -1;
     let bestRam = ram(m.server);
     const anySource = m.exchangeWith === undefined && (!hotAtStart.has(m.from) || !isHot(state, m.from, hot));
-    for (const s of (anySource ? sources : [m.from]).flatMap((h) => [...state.on[h]!])) {
-      if (inPlan.has(s) || state.servers[s]!.immovable !== null || state.at[s] === m.to) continue;
-      const r = ram(s);
-      if (r >= bestRam || worth(s) > bar) continue;
-      if (firstRejection(state, s, m.to) !== null) continue;
-      best = s;
-      bestRam = r;
+    for (const h of anySource ? sources : [m.from]) {
+      for (const s of state.on[h]!) {
+        const r = ram(s);
+        if (r >= bestRam || inPlan.has(s) || state.servers[s]!.immovable !== null || h === m.to) continue;
+        if (worth(s) > bar || firstRejection(state, s, m.to) !== null) continue;
+        best = s;
+        bestRam = r;
+      }
     }
-    state.undo(out.length - 1);
+    state.undo(1);
     if (best < 0) continue;
     const trial = [...out];
     const cheaper: PlannedMove = { ...m, server: best, from: state.at[best]! };
@@ -240,11 +243,15 @@ function cheapen(
       cheaper.exchangeWith = other;
       trial[j] = other;
     }
-    if (legalInOrder(state, trial).length !== trial.length) continue;
-    out.splice(0, out.length, ...trial);
-    inPlan.delete(m.server);
-    inPlan.add(best);
+    state.undo(out.length);
+    if (legalInOrder(state, trial).length === trial.length) {
+      out.splice(0, out.length, ...trial);
+      inPlan.delete(m.server);
+      inPlan.add(best);
+    }
+    for (const x of out) state.apply(x.server, x.to);
   }
+  state.undo(out.length);
   return out;
 }
 
