@@ -18,10 +18,12 @@ import { type ScheduledMove, scheduleWaves, type WaveLimits } from './waves.js';
 /**
  * Spread: how many waves before the latest one taken a later move of the priority order may
  * start (waves.ts). Measured on the quality cases (docs/benchmarks.md): 0 adds up to 2.5× the
- * waves on small aggregates; 2 keeps main's wave counts on the synthetic cases and most of the
- * memory saved; unlimited let exchange halves and weak moves into wave 1 again.
+ * waves on small aggregates; unlimited let exchange halves and weak moves into wave 1 again.
+ * 2 kept main's wave counts; 1, once the step order weighs again the units a move changed,
+ * keeps a busy source's best moves ahead of weak ones from idle hosts (the Bitbrains month
+ * reaches the greedy's 75% level with 58 GiB instead of 77) for about 10% more waves.
  */
-const SPREAD_BACKFILL = 2;
+const SPREAD_BACKFILL = 1;
 
 /** A move as the plan writes it: scheduled, with what the step-order replay found. */
 export interface FinalMove extends ScheduledMove {
@@ -174,12 +176,17 @@ function hotAtWaveStart(
 
 /**
  * Spread: the search picks each move for the balance it buys, among servers whose costs differ
- * up to tenfold, and two servers of one host often buy nearly the same balance. So each single
- * spread move, the costliest first, gives way to the server of least memory on the same source
- * that, sent to the same destination instead, leaves the plan's end state at least as balanced
- * (imbalance and soft-group penalty) and every move still legal in selection order. Source,
- * destination and the number of moves stay, so the plan is no less balanced at equal moves (and
- * the one-way rule and waves see the same hosts), and an operator copies less memory for it.
+ * up to tenfold, and two servers often buy nearly the same balance. So each spread move, the
+ * costliest first, gives way to the server of least memory that, sent to the same destination
+ * instead, leaves the plan's end state at least as balanced (imbalance and soft-group penalty)
+ * and every move still legal in selection order. The server is taken from the same source, or
+ * from any host the plan already sends from when the move's source is not hot or ends below
+ * the hot threshold without it (a hot host keeps its relief). Destinations and the number of
+ * moves stay and no host starts sending, so the plan is no less balanced at equal moves, keeps
+ * the one-way rule, and an operator copies less memory for it. An exchange's half gives way only
+ * to a server of its own source (the other half kept): the swap search pairs servers by the
+ * balance the pair buys, and on the Bitbrains traces it often trades a 32-39 GiB server where a
+ * smaller one of the same host does as well.
  * `state` holds none of the aggregate's moves on entry and on return.
  */
 function cheapen(
@@ -196,35 +203,61 @@ function cheapen(
   const ram = (s: number) => state.servers[s]!.ramMB;
   const order = out
     .map((_m, i) => i)
-    .filter((i) => out[i]!.phase === 'spread' && out[i]!.exchangeWith === undefined && !paired.has(out[i]!))
+    .filter((i) => out[i]!.phase === 'spread' && !paired.has(out[i]!))
     .sort((a, b) => ram(out[b]!.server) - ram(out[a]!.server) || a - b);
+  const hot = policy.hotThreshold;
+  const hotAtStart = hotHosts(state, agg, hot);
+  const sources = [...new Set(out.filter((m) => m.phase === 'spread').map((m) => m.from))].sort(
+    (a, b) => a - b,
+  );
+  // The end state with every move; a move's server sent back to its source gives the end state
+  // without it (the order of the others does not matter to it).
+  for (const m of out) state.apply(m.server, m.to);
   for (const i of order) {
     const m = out[i]!;
-    // The end state without this move: the order of the others does not matter to it.
-    for (let j = 0; j < out.length; j++) if (j !== i) state.apply(out[j]!.server, out[j]!.to);
+    state.apply(m.server, m.from);
     const worth = (s: number) =>
       state.imbalanceAfter(s, m.to) * n + softGroupPenaltyDelta(state, policy, s, m.to);
     const bar = worth(m.server) + 1e-12;
     let best = -1;
     let bestRam = ram(m.server);
-    for (const s of state.on[m.from]!) {
-      if (inPlan.has(s) || state.servers[s]!.immovable !== null) continue;
-      const r = ram(s);
-      if (r >= bestRam || worth(s) > bar) continue;
-      if (firstRejection(state, s, m.to) !== null) continue;
-      best = s;
-      bestRam = r;
+    const anySource = m.exchangeWith === undefined && (!hotAtStart.has(m.from) || !isHot(state, m.from, hot));
+    for (const h of anySource ? sources : [m.from]) {
+      for (const s of state.on[h]!) {
+        const r = ram(s);
+        if (r >= bestRam || inPlan.has(s) || state.servers[s]!.immovable !== null || h === m.to) continue;
+        if (worth(s) > bar || firstRejection(state, s, m.to) !== null) continue;
+        best = s;
+        bestRam = r;
+      }
     }
-    state.undo(out.length - 1);
+    state.undo(1);
     if (best < 0) continue;
     const trial = [...out];
-    trial[i] = { ...m, server: best };
-    if (legalInOrder(state, trial).length !== trial.length) continue;
-    out[i] = trial[i]!;
-    inPlan.delete(m.server);
-    inPlan.add(best);
+    const cheaper: PlannedMove = { ...m, server: best, from: state.at[best]! };
+    trial[i] = cheaper;
+    if (m.exchangeWith !== undefined) {
+      // Both halves are new objects, so that each names the other.
+      const j = out.indexOf(m.exchangeWith);
+      const other: PlannedMove = { ...m.exchangeWith, exchangeWith: cheaper };
+      cheaper.exchangeWith = other;
+      trial[j] = other;
+    }
+    state.undo(out.length);
+    if (legalInOrder(state, trial).length === trial.length) {
+      out.splice(0, out.length, ...trial);
+      inPlan.delete(m.server);
+      inPlan.add(best);
+    }
+    for (const x of out) state.apply(x.server, x.to);
   }
+  state.undo(out.length);
   return out;
+}
+
+function isHot(state: ClusterState, host: number, hot: number): boolean {
+  for (let d = 0; d < state.D; d++) if (state.util(host, d) >= hot) return true;
+  return false;
 }
 
 /**

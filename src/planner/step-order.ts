@@ -13,6 +13,7 @@
 
 import type { Policy } from '../policy/types.js';
 import { Heap } from '../util/heap.js';
+import { getOrCreate } from '../util/maps.js';
 import { firstRejection } from './constraints/index.js';
 import type { PlannedMove } from './context.js';
 import { softGroupPenaltyDelta } from './objectives/move-score.js';
@@ -22,10 +23,15 @@ interface Unit {
   moves: PlannedMove[];
   /** GiB of memory the unit copies. */
   gib: number;
-  /** Last value computed (balance per GiB); +Infinity before the first. */
-  value: number;
   /** Position in selection order, the tie-break that keeps the result deterministic. */
   seq: number;
+}
+
+/** A unit in the heap at its last value (+Infinity before the first); stale once pushed again or taken. */
+interface Entry {
+  unit: Unit;
+  value: number;
+  version: number;
 }
 
 /**
@@ -54,7 +60,6 @@ export function orderByBalancePerGiB(
     passes[unit.some(relief) ? 0 : 1]!.push({
       moves: unit,
       gib: Math.max(gib, 1 / 1024),
-      value: Infinity,
       seq: i,
     });
   }
@@ -76,7 +81,14 @@ export function orderByBalancePerGiB(
   return ok ? out : [...moves];
 }
 
-/** Lazy best-first: a unit's value is taken again when it reaches the top. False on a dead end. */
+/**
+ * Lazy best-first: a unit's value is taken again when it reaches the top. False on a dead end.
+ * Lazy evaluation alone assumes a unit is never worth more later than when last weighed, which
+ * fails for the units on the hosts a move just changed: an exchange that costs balance at the
+ * start may buy the most per GiB once other moves have emptied one of its hosts, and would
+ * otherwise wait at the bottom of the heap until the end of the plan. So after each unit, those
+ * sharing a host with it are weighed again before the next is taken.
+ */
 function orderPass(
   state: ClusterState,
   policy: Policy,
@@ -85,30 +97,51 @@ function orderPass(
   units: Unit[],
   apply: (m: PlannedMove) => void,
 ): boolean {
-  const heap = new Heap(before, units);
+  // Only a unit's latest entry counts (-1: taken), so weighing a unit again costs one push.
+  const version = new Map<Unit, number>(units.map((u) => [u, 0]));
+  const onHost = new Map<number, Unit[]>();
+  for (const u of units) for (const h of hostsOf(u)) getOrCreate(onHost, h, () => []).push(u);
+  const heap = new Heap(
+    before,
+    units.map((unit) => ({ unit, value: Infinity, version: 0 })),
+  );
+  const live = (e: Entry) => version.get(e.unit) === e.version;
+  const again = (u: Unit) => {
+    const v = version.get(u)! + 1;
+    version.set(u, v);
+    heap.push({ unit: u, value: Infinity, version: v });
+  };
   let blocked: Unit[] = [];
   for (;;) {
     const top = heap.pop();
     if (top === undefined) return blocked.length === 0;
-    const value = worthPerGiB(state, policy, agg, n, top);
+    if (!live(top)) continue;
+    const value = worthPerGiB(state, policy, agg, n, top.unit);
     if (value === null) {
-      blocked.push(top);
+      blocked.push(top.unit);
       continue;
     }
     top.value = value;
+    while (heap.size > 0 && !live(heap.peek()!)) heap.pop();
     const next = heap.peek();
     if (next !== undefined && before(next, top)) {
       heap.push(top);
       continue;
     }
-    for (const m of top.moves) apply(m);
+    for (const m of top.unit.moves) apply(m);
+    version.set(top.unit, -1);
+    const waiting = new Set(blocked);
+    const touched = new Set<Unit>();
+    for (const h of hostsOf(top.unit)) for (const u of onHost.get(h)!) touched.add(u);
+    for (const u of touched) if (version.get(u)! >= 0 && !waiting.has(u)) again(u);
     // Room may have opened for a waiting unit: each is weighed again.
-    for (const u of blocked) {
-      u.value = Infinity;
-      heap.push(u);
-    }
+    for (const u of blocked) again(u);
     blocked = [];
   }
+}
+
+function hostsOf(unit: Unit): Set<number> {
+  return new Set(unit.moves.flatMap((m) => [m.from, m.to]));
 }
 
 /** Balance bought (objective units: imbalance × hosts, less soft-group penalty) per GiB; null if illegal now. */
@@ -132,6 +165,6 @@ function worthPerGiB(state: ClusterState, policy: Policy, agg: number, n: number
 }
 
 /** True when a goes before b: higher value, then selection order. */
-function before(a: Unit, b: Unit): boolean {
-  return a.value > b.value || (a.value === b.value && a.seq < b.seq);
+function before(a: Entry, b: Entry): boolean {
+  return a.value > b.value || (a.value === b.value && a.unit.seq < b.unit.seq);
 }

@@ -33,6 +33,35 @@ describe('cheaper servers for the same balance', () => {
     expect(checkPlan(snapshot, plan, { dimensions: policy.dimensions, maxMoves: 1 }).violations).toEqual([]);
   });
 
+  it('takes the smaller server from another host the plan sends from, when it buys the same balance', () => {
+    // c and e carry more than the mean (cpu 6 and 10 of 16 cores in use). The search sends e1
+    // (16 GiB) from e to a and c1 (4 GiB) from c to b. e0 on e loads the host as c1 does (2
+    // cores, 2 GiB in use) with 1 GiB of RAM: sent to b instead, it leaves c and e with each
+    // other's end load, the same balance for a quarter of the memory.
+    const snapshot = cluster(
+      [host('a'), host('b'), host('c'), host('d'), host('e')],
+      [
+        server('a0', 'a', { vcpus: 2, cpu: 2, ramMB: 1024, memMB: 1024 }),
+        server('b0', 'b', { vcpus: 3, cpu: 3, ramMB: 1024, memMB: 1024 }),
+        server('c0', 'c', { vcpus: 4, cpu: 4, ramMB: 4096, memMB: 0 }),
+        server('c1', 'c', { vcpus: 2, cpu: 2, ramMB: 4096, memMB: 2048 }),
+        server('d0', 'd', { vcpus: 3, cpu: 3, ramMB: 4096, memMB: 1024 }),
+        server('d1', 'd', { vcpus: 3, cpu: 3, ramMB: 2048, memMB: 2048 }),
+        server('e0', 'e', { vcpus: 2, cpu: 2, ramMB: 1024, memMB: 2048 }),
+        server('e1', 'e', { vcpus: 4, cpu: 4, ramMB: 16384, memMB: 1024 }),
+        server('e2', 'e', { vcpus: 4, cpu: 4, ramMB: 2048, memMB: 0 }),
+      ],
+    );
+    const policy = perMove(3);
+    const plan = planSnapshot(snapshot, policy);
+    const moves = plan.aggregates.flatMap((a) => a.moves);
+    expect(moves.map((m) => [m.server, m.from, m.to]).sort()).toEqual([
+      ['e0', 'e', 'b'],
+      ['e1', 'e', 'a'],
+    ]);
+    expect(checkPlan(snapshot, plan, { dimensions: policy.dimensions, maxMoves: 3 }).violations).toEqual([]);
+  });
+
   it('keeps the larger server when the smaller one buys less balance', () => {
     const snapshot = cluster(
       [host('a'), host('b'), host('c')],

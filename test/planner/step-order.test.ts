@@ -55,6 +55,40 @@ describe('orderByBalancePerGiB', () => {
     expect(names(state, ordered)).toEqual(['fill', 'big', 'small']);
   });
 
+  it('weighs again the moves on the hosts a move changed: one worth nothing at first may be worth the most next', () => {
+    // cpu in use: a 14, b 2, c 9, d 7 of 16 (mean 8); no memory in use. x (a -> b) buys the most.
+    // y (b -> d) costs balance at the start (b is the coolest host) but buys the most per GiB
+    // once x has filled b; z (c -> d) buys a little throughout. Weighed only when on top of the
+    // heap, y would keep its first value and wait behind z.
+    const state = stateOf(
+      cluster(
+        [host('a'), host('b'), host('c'), host('d')],
+        [
+          server('x', 'a', { vcpus: 8, cpu: 8, ramMB: 1024, memMB: 0 }),
+          server('fa', 'a', { vcpus: 6, cpu: 6, ramMB: 8192, memMB: 0 }),
+          server('y', 'b', { vcpus: 2, cpu: 2, ramMB: 4096, memMB: 0 }),
+          server('z', 'c', { vcpus: 1, cpu: 1, ramMB: 4096, memMB: 0 }),
+          server('fc', 'c', { vcpus: 8, cpu: 8, ramMB: 8192, memMB: 0 }),
+          server('fd', 'd', { vcpus: 7, cpu: 7, ramMB: 8192, memMB: 0 }),
+        ],
+      ),
+    );
+    const [x, y, z] = [move(state, 'x', 'b'), move(state, 'y', 'd'), move(state, 'z', 'd')];
+    const start = state.imbalance(0);
+    expect(state.imbalanceAfter(y.server, y.to)).toBeGreaterThan(start);
+    expect(state.imbalanceAfter(z.server, z.to)).toBeLessThan(start);
+    const ordered = orderByBalancePerGiB(
+      state,
+      policyWith(),
+      0,
+      [x, z, y],
+      () => false,
+      () => false,
+    );
+    expect(names(state, ordered)).toEqual(['x', 'y', 'z']);
+    expect(state.applied.length).toBe(0);
+  });
+
   it('keeps an exchange as one unit, its halves together', () => {
     const state = stateOf(
       cluster(
