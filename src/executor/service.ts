@@ -44,6 +44,8 @@ export function toPlannedMove(m: Move): PlannedMove {
 export class ExecutorService implements ExecutorPort {
   /** By execution id. */
   private readonly active = new Map<string, { aggregate: string; startedBy: string; done: Promise<void> }>();
+  /** Executions started in this process, by aggregate (see startedIn). */
+  private readonly starts = new Map<string, number>();
   /** Operators' aborts of running executions, by execution id: why. */
   private readonly aborts = new Map<string, string>();
   private readonly log: Logger;
@@ -63,6 +65,15 @@ export class ExecutorService implements ExecutorPort {
   runningBy(aggregate: string): string | null {
     for (const a of this.active.values()) if (a.aggregate === aggregate) return a.startedBy;
     return null;
+  }
+
+  /**
+   * How many executions have started in the aggregate in this process. A caller that read the
+   * cloud while none ran and finds the same count (and none running) before it starts its own
+   * knows that no move of this process ran in between: what it read still holds.
+   */
+  startedIn(aggregate: string): number {
+    return this.starts.get(aggregate) ?? 0;
   }
 
   inFlight(): { servers: ReadonlySet<string>; hosts: ReadonlySet<string> } {
@@ -240,6 +251,7 @@ export class ExecutorService implements ExecutorPort {
     startedBy: string,
     run: Promise<ExecutionSummary>,
   ): void {
+    this.starts.set(aggregate, this.startedIn(aggregate) + 1);
     const done = run.then(
       (summary) => {
         this.log.info(`executor: execution ${summary.executionId} of ${aggregate} ${summary.state}`, {

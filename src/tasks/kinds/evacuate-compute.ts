@@ -87,6 +87,8 @@ export interface EvacuateCheckpoint {
 export interface EvacuationExecutor {
   /** Who started the execution running in the aggregate, or null: one runs per aggregate at a time. */
   runningBy(aggregate: string): string | null;
+  /** How many executions have started in the aggregate in this process (ExecutorService.startedIn). */
+  startedIn(aggregate: string): number;
   isActive(executionId: string): boolean;
   ended(executionId: string): Promise<void>;
   runForTask(request: {
@@ -211,6 +213,14 @@ export function evacuateComputeHandler(deps: EvacuateDeps): TaskHandler<Evacuate
               lastMoved = moves.filter((m) => m.state === 'completed').length;
               cp = absorbExecution(cp, moves, await unusableDestinations(ctx, moves));
             }
+            // Destinations are chosen from a cloud no execution of the aggregate is moving: a
+            // server in flight still shows on its source, so a group member on its way to a host
+            // would leave that host looking free to another member (seen: a campaign's wave of
+            // drains sending two anti-affinity members to one host; Nova refused all three
+            // attempts and the host stayed not drained).
+            const running = deps.executor.runningBy(aggregate);
+            if (running !== null) throw new TaskWaitError(executionWaitReason(aggregate, running));
+            const startsAtRead = deps.executor.startedIn(aggregate);
             const servers = await nova.listServers({ host });
             const liveCandidates = largestFirst(servers).filter(
               (s) =>
@@ -247,6 +257,11 @@ export function evacuateComputeHandler(deps: EvacuateDeps): TaskHandler<Evacuate
             if (moves.length === 0) break;
             const busy = deps.executor.runningBy(aggregate);
             if (busy !== null) throw new TaskWaitError(executionWaitReason(aggregate, busy));
+            // One started (and maybe ended) while this round read and chose: choose again.
+            if (deps.executor.startedIn(aggregate) !== startsAtRead)
+              throw new TaskWaitError(
+                `another execution of ${aggregate} ran while this evacuation chose destinations: choosing again`,
+              );
             const deadline = liveDeadline(ctx, aggregate);
             const executionId = `task-${ctx.task.id}-live-${round + 1}`;
             await save({ ...cp, executions: [...cp.executions, executionId] });
