@@ -183,10 +183,9 @@ function hotAtWaveStart(
  * from any host the plan already sends from when the move's source is not hot or ends below
  * the hot threshold without it (a hot host keeps its relief). Destinations and the number of
  * moves stay and no host starts sending, so the plan is no less balanced at equal moves, keeps
- * the one-way rule, and an operator copies less memory for it. An exchange's half gives way only
- * to a server of its own source (the other half kept): the swap search pairs servers by the
- * balance the pair buys, and on the Bitbrains traces it often trades a 32-39 GiB server where a
- * smaller one of the same host does as well.
+ * the one-way rule, and an operator copies less memory for it. Exchange halves are left as the
+ * swap search paired them: giving them smaller servers (tried 2026-12-03) saved memory only on
+ * levels already met and made the 7-day replay move more servers more than once.
  * `state` holds none of the aggregate's moves on entry and on return.
  */
 function cheapen(
@@ -203,7 +202,7 @@ function cheapen(
   const ram = (s: number) => state.servers[s]!.ramMB;
   const order = out
     .map((_m, i) => i)
-    .filter((i) => out[i]!.phase === 'spread' && !paired.has(out[i]!))
+    .filter((i) => out[i]!.phase === 'spread' && out[i]!.exchangeWith === undefined && !paired.has(out[i]!))
     .sort((a, b) => ram(out[b]!.server) - ram(out[a]!.server) || a - b);
   const hot = policy.hotThreshold;
   const hotAtStart = hotHosts(state, agg, hot);
@@ -221,7 +220,7 @@ function cheapen(
     const bar = worth(m.server) + 1e-12;
     let best = -1;
     let bestRam = ram(m.server);
-    const anySource = m.exchangeWith === undefined && (!hotAtStart.has(m.from) || !isHot(state, m.from, hot));
+    const anySource = !hotAtStart.has(m.from) || !isHot(state, m.from, hot);
     for (const h of anySource ? sources : [m.from]) {
       for (const s of state.on[h]!) {
         const r = ram(s);
@@ -234,15 +233,7 @@ function cheapen(
     state.undo(1);
     if (best < 0) continue;
     const trial = [...out];
-    const cheaper: PlannedMove = { ...m, server: best, from: state.at[best]! };
-    trial[i] = cheaper;
-    if (m.exchangeWith !== undefined) {
-      // Both halves are new objects, so that each names the other.
-      const j = out.indexOf(m.exchangeWith);
-      const other: PlannedMove = { ...m.exchangeWith, exchangeWith: cheaper };
-      cheaper.exchangeWith = other;
-      trial[j] = other;
-    }
+    trial[i] = { ...m, server: best, from: state.at[best]! };
     state.undo(out.length);
     if (legalInOrder(state, trial).length === trial.length) {
       out.splice(0, out.length, ...trial);
