@@ -200,10 +200,13 @@ describe('abort', () => {
 
 describe('failures', () => {
   it('retries a failing migration with backoff from each failure, then quarantines the server', async () => {
-    world = await openWorld(threeHosts(), { speed: 40 });
+    // The gaps below are read on a clock scaled from the wall, so a stall of the test's process
+    // lengthens them: each bound leaves 20 virtual seconds (1 s of wall at speed 20) for that. At
+    // speed 40 with 10 s of room a 2-core machine at load 8 overshot by 7.7 s.
+    world = await openWorld(threeHosts(), { speed: 20 });
     world.cloud.failServers.add(serverId(2));
     const { executor, recorded } = makeExecutor(world, {
-      settings: { retry: { attempts: 3, backoffBaseSeconds: 20, backoffMaxSeconds: 30 } },
+      settings: { retry: { attempts: 3, backoffBaseSeconds: 40, backoffMaxSeconds: 60 } },
     });
     const summary = await executor.start(
       {
@@ -222,13 +225,14 @@ describe('failures', () => {
     );
     const tries = migrationsByServer(world.cloud).get(serverId(2))!;
     expect(tries.map((m) => m.status)).toEqual(['failed', 'failed', 'failed']);
-    // Backoff counted from each failure: 20 s after the first, 30 s (capped) after the second.
+    // Backoff counted from each failure: 40 s after the first, 60 s (capped, not 80) after the
+    // second; always the cap would give 60 s after the first.
     const gap1 = (tries[1]!.createdMs - tries[0]!.updatedMs!) / 1000;
     const gap2 = (tries[2]!.createdMs - tries[1]!.updatedMs!) / 1000;
-    expect(gap1).toBeGreaterThanOrEqual(20);
-    expect(gap1).toBeLessThan(30);
-    expect(gap2).toBeGreaterThanOrEqual(30);
-    expect(gap2).toBeLessThan(40);
+    expect(gap1).toBeGreaterThanOrEqual(40);
+    expect(gap1).toBeLessThan(60);
+    expect(gap2).toBeGreaterThanOrEqual(60);
+    expect(gap2).toBeLessThan(80);
     expect(recorded.quarantined).toEqual([
       expect.objectContaining({
         serverId: serverId(2),

@@ -118,7 +118,13 @@ describe('following migrations through one listing', () => {
     // A shared listing serves at least two ends, so it never costs more calls than it saves.
     expect(single + 2 * shared).toBeLessThanOrEqual(4);
     expect(w.calls.get('getComputeService') ?? 0).toBe(0);
-    expect(executor.watchCounters().polls).toBe(w.calls.get('listLiveMigrationsChangedSince'));
+    // The watcher counts a listing when its answer comes; the last one may still be on its way
+    // when the execution ends (its last end confirmed by a server read): seen under load 6-7.
+    const listings = w.calls.get('listLiveMigrationsChangedSince') ?? 0;
+    const { polls, pollErrors } = executor.watchCounters();
+    expect(pollErrors).toBe(0);
+    expect(polls).toBeGreaterThanOrEqual(listings - 1);
+    expect(polls).toBeLessThanOrEqual(listings);
     for (const [, ms] of migrationsByServer(world.cloud)) expect(ms).toHaveLength(1);
   });
 
