@@ -13,7 +13,7 @@ import { balancingWords, hostUtil, IMBALANCE_MARK, imbalanceChange, restateQuote
 import { softGroupPenaltyDelta } from './objectives/move-score.js';
 import type { ClusterState } from './state.js';
 import { orderByBalancePerGiB } from './step-order.js';
-import { type ScheduledMove, scheduleWaves, type WaveLimits } from './waves.js';
+import { NoWaveFits, type ScheduledMove, scheduleWaves, type WaveLimits } from './waves.js';
 
 /**
  * Spread: how many waves before the latest one taken a later move of the priority order may
@@ -76,7 +76,19 @@ export function finalizeAggregate(
       state,
       moves.filter((m) => !dropped.has(m)),
     );
-    const { kept, scheduled } = scheduleHotFirst(state, policy, agg, legal, limits, hot);
+    let hotFirst: { kept: PlannedMove[]; scheduled: ScheduledMove[] };
+    try {
+      hotFirst = scheduleHotFirst(state, policy, agg, legal, limits, hot);
+    } catch (e) {
+      // An exchange lets a host send and receive, so a relief move placed in the first pass may
+      // need room that only a cool host's move frees, and that one may not run before the hot
+      // phase ends: the optional move (with its other half) leaves the plan.
+      if (!(e instanceof NoWaveFits) || mandatoryKind(e.move) !== null) throw e;
+      dropped.add(e.move);
+      for (const m of pairOf(e.move)) dropped.add(m);
+      continue;
+    }
+    const { kept, scheduled } = hotFirst;
     const replay = replayInStepOrder(state, policy, agg, kept, scheduled);
     if (replay.drop === null) return replay.moves;
     for (const m of replay.drop) dropped.add(m);
@@ -112,15 +124,22 @@ function scheduleHotFirst(
   for (;;) {
     const relief = (m: PlannedMove) => first.has(m);
     const kept = spread ? orderByBalancePerGiB(state, policy, agg, legal, mandatory, relief) : legal;
-    for (const m of kept) state.apply(m.server, m.to);
     const hotFirst = {
       first: (m: PlannedMove) => mandatory(m) || relief(m),
       relief: (m: PlannedMove) => relief(m) && hot.has(m.from),
     };
-    const scheduled = scheduleWaves(state, kept, limits, hotFirst, spread ? SPREAD_BACKFILL : undefined).sort(
-      (a, b) => a.wave - b.wave || a.seq - b.seq,
-    );
-    state.undo(kept.length);
+    for (const m of kept) state.apply(m.server, m.to);
+    let scheduled: ScheduledMove[];
+    try {
+      scheduled = scheduleWaves(state, kept, limits, hotFirst, spread ? SPREAD_BACKFILL : undefined);
+    } catch (e) {
+      // Laid out anew with fewer relief moves first, one no longer fits: the first schedule stays.
+      if (earliest !== null && e instanceof NoWaveFits) return earliest;
+      throw e;
+    } finally {
+      state.undo(kept.length);
+    }
+    scheduled.sort((a, b) => a.wave - b.wave || a.seq - b.seq);
     const result = { kept, scheduled };
     if (!spread) return result;
     earliest ??= result;

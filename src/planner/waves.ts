@@ -5,7 +5,8 @@
 //   - its destination has room in that wave and in every later one, counting the claims that
 //     in-flight servers hold on both hosts until their wave ends.
 // Selection checked each move against the state with all earlier moves completed, which is the
-// state of a new last wave, so a wave always exists: scheduling never fails.
+// state of a new last wave, so a wave always exists in that order. Placed hot spots first it
+// may not (NoWaveFits).
 //
 // Backfill: with `backfill` finite, a move takes no wave more than that many before the latest
 // wave an earlier move in the order took. The order is one of priority (step-order.ts: balance
@@ -15,8 +16,9 @@
 // Hot spots first: the moves `first` picks (relief of hot hosts, and mandatory moves) are placed
 // before the others, so they take the earliest waves at each hot host's full outgoing
 // concurrency; the others start only in the wave after the last one that relieves a hot host.
-// Optional moves go one way (a receiving host never sends), so a relief move never needs room
-// that a later-placed move frees.
+// Optional moves go one way (a receiving host never sends), so a relief move needs room that a
+// later-placed move frees only where an exchange lets a host do both: the scheduler then throws
+// NoWaveFits and the planner drops the optional move (finalize.ts).
 
 import { getOrCreate } from '../util/maps.js';
 import type { PlannedMove } from './context.js';
@@ -28,6 +30,18 @@ export interface ScheduledMove extends PlannedMove {
   seq: number;
   /** Selection indices of earlier-wave moves out of the destination whose room this one needs. */
   needs: number[];
+}
+
+/**
+ * A move no wave has room for, given the moves placed before it. Selection order never meets
+ * it (see above); hot spots first can: a relief move (or its exchange partner) placed in the
+ * first pass may need room that a cool host's move, placed in the second, frees.
+ */
+export class NoWaveFits extends Error {
+  constructor(readonly move: PlannedMove) {
+    super(`wave scheduling: no wave has room for server ${move.server} on host ${move.to}`);
+    this.name = 'NoWaveFits';
+  }
 }
 
 export interface WaveLimits {
@@ -84,9 +98,8 @@ export function scheduleWaves(
     let capacityWait = !fitsFrom(w);
     for (; ; w++) {
       // Past every wave placed, only the final state is left: a move that does not fit there
-      // was chosen on room it cannot have, a planner bug (never a plan with a hole in it).
-      if (w > waves.length + 1 && !fitsFrom(w))
-        throw new Error(`wave scheduling: no wave has room for server ${move.server} on host ${move.to}`);
+      // needs room a move not placed yet frees (never a plan with a hole in it).
+      if (w > waves.length + 1 && !fitsFrom(w)) throw new NoWaveFits(move);
       const wave = waves[w];
       if (wave && (wave.total >= limits.global || (wave.out.get(move.from) ?? 0) >= limitOut)) continue;
       if (wave && (wave.into.has(move.from) || wave.out.has(move.to))) continue;

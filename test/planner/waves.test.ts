@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { PlannedMove } from '../../src/planner/context.js';
-import { scheduleWaves } from '../../src/planner/waves.js';
+import { NoWaveFits, scheduleWaves } from '../../src/planner/waves.js';
 import { cluster, group, host, server } from '../fixtures/cluster.js';
 import { ids, stateOf } from '../fixtures/state.js';
 
@@ -15,6 +15,33 @@ function planned(state: ReturnType<typeof stateOf>, moves: [string, string][]): 
 }
 
 describe('scheduleWaves', () => {
+  it('says which move has no room when a first-pass move needs room a later-placed one frees', () => {
+    const state = stateOf(
+      cluster(
+        [host('a'), host('b', { vcpus: 4 }), host('c')],
+        [server('s1', 'a', { vcpus: 4 }), server('b1', 'b', { vcpus: 4 })],
+      ),
+    );
+    const moves = planned(state, [
+      ['b1', 'c'],
+      ['s1', 'b'],
+    ]);
+    const { s } = ids(state);
+    const first = (m: PlannedMove) => m.server === s('s1');
+    let thrown: unknown;
+    try {
+      scheduleWaves(state, moves, { perHostOutgoing: 1, global: 10 }, { first, relief: first });
+    } catch (e) {
+      thrown = e;
+    }
+    expect(thrown).toBeInstanceOf(NoWaveFits);
+    expect((thrown as NoWaveFits).move.server).toBe(s('s1'));
+    // In selection order the same moves fit.
+    expect(scheduleWaves(state, moves, { perHostOutgoing: 1, global: 10 }).map((m) => m.wave)).toEqual([
+      1, 2,
+    ]);
+  });
+
   it('puts a move that needs room freed by another in a later wave and says which', () => {
     const state = stateOf(
       cluster(
