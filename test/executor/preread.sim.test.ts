@@ -53,11 +53,13 @@ describe('pre-flight before the slot frees', () => {
 
   it('stops for the run when its pre-reads turn out stale more than once for three used', async () => {
     const hosts = ['c1', 'c2'].map((h) => host(h));
-    const servers = [1, 2, 3, 4, 5, 6, 7].map((n) => server(n, 'c1', 8192));
+    const servers = [1, 2, 3, 4, 5, 6, 7].map((n) => server(n, 'c1', 16384));
     world = await openWorld(snapshot(hosts, servers));
     const { executor } = makeExecutor(world, { settings: { limits: { perSourceHost: 1 } } });
     // Estimates far shorter than the migrations: every pre-read is made right after the call
-    // before it and is too old when the slot frees (each migration takes several seconds).
+    // before it and is too old when the slot frees (each migration takes about 20 s, the age
+    // limit is 5 s). A stalled test process makes its pre-reads late, so young: with 8 GiB
+    // servers (about 0.45 s of wall to spare) two were used at load 6.
     const moves = [1, 2, 3, 4, 5, 6, 7].map((n) => move(n, 1, n, 'c1', 'c2', { estimatedSeconds: 0.5 }));
     const summary = await executor.start(
       { aggregate: 'agg', planId: 'plan-1', startedBy: 'test', moves },
