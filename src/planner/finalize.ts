@@ -76,20 +76,11 @@ export function finalizeAggregate(
       state,
       moves.filter((m) => !dropped.has(m)),
     );
-    let hotFirst: { kept: PlannedMove[]; scheduled: ScheduledMove[] };
-    try {
-      hotFirst = scheduleHotFirst(state, policy, agg, legal, limits, hot);
-    } catch (e) {
-      // An exchange lets a host send and receive, so a relief move placed in the first pass may
-      // need room that only a cool host's move frees, and that one may not run before the hot
-      // phase ends: the optional move (with its other half) leaves the plan.
-      if (!(e instanceof NoWaveFits) || mandatoryKind(e.move) !== null) throw e;
-      dropped.add(e.move);
-      for (const m of pairOf(e.move)) dropped.add(m);
-      continue;
-    }
-    const { kept, scheduled } = hotFirst;
-    const replay = replayInStepOrder(state, policy, agg, kept, scheduled);
+    const laid = scheduleHotFirst(state, policy, agg, legal, limits, hot);
+    const replay: Replay =
+      'drop' in laid
+        ? { moves: [], drop: laid.drop }
+        : replayInStepOrder(state, policy, agg, laid.kept, laid.scheduled);
     if (replay.drop === null) return replay.moves;
     for (const m of replay.drop) dropped.add(m);
   }
@@ -113,7 +104,7 @@ function scheduleHotFirst(
   legal: PlannedMove[],
   limits: WaveLimits,
   hot: ReadonlySet<number>,
-): { kept: PlannedMove[]; scheduled: ScheduledMove[] } {
+): { kept: PlannedMove[]; scheduled: ScheduledMove[] } | { drop: PlannedMove[] } {
   const spread = policy.mode === 'spread';
   const mandatory = (m: PlannedMove) => mandatoryKind(m) !== null;
   // An exchange's halves go in the same pass: one may need the room the other frees.
@@ -133,9 +124,14 @@ function scheduleHotFirst(
     try {
       scheduled = scheduleWaves(state, kept, limits, hotFirst, spread ? SPREAD_BACKFILL : undefined);
     } catch (e) {
+      if (!(e instanceof NoWaveFits)) throw e;
       // Laid out anew with fewer relief moves first, one no longer fits: the first schedule stays.
-      if (earliest !== null && e instanceof NoWaveFits) return earliest;
-      throw e;
+      if (earliest !== null) return earliest;
+      // An exchange lets a host send and receive, so a relief move placed in the first pass may
+      // need room that only a cool host's move frees, and that one may not run before the hot
+      // phase ends: the optional move (with its other half) leaves the plan.
+      if (mandatoryKind(e.move) !== null) throw e;
+      return { drop: [e.move, ...pairOf(e.move)] };
     } finally {
       state.undo(kept.length);
     }

@@ -14,18 +14,24 @@ function planned(state: ReturnType<typeof stateOf>, moves: [string, string][]): 
   });
 }
 
+/** s1 moves to b, full until b1 leaves it for c: selected b1 first. */
+function roomFreedByB1() {
+  const state = stateOf(
+    cluster(
+      [host('a'), host('b', { vcpus: 4 }), host('c')],
+      [server('s1', 'a', { vcpus: 4 }), server('b1', 'b', { vcpus: 4 })],
+    ),
+  );
+  const moves = planned(state, [
+    ['b1', 'c'],
+    ['s1', 'b'],
+  ]);
+  return { state, moves };
+}
+
 describe('scheduleWaves', () => {
   it('says which move has no room when a first-pass move needs room a later-placed one frees', () => {
-    const state = stateOf(
-      cluster(
-        [host('a'), host('b', { vcpus: 4 }), host('c')],
-        [server('s1', 'a', { vcpus: 4 }), server('b1', 'b', { vcpus: 4 })],
-      ),
-    );
-    const moves = planned(state, [
-      ['b1', 'c'],
-      ['s1', 'b'],
-    ]);
+    const { state, moves } = roomFreedByB1();
     const { s } = ids(state);
     const first = (m: PlannedMove) => m.server === s('s1');
     let thrown: unknown;
@@ -43,16 +49,7 @@ describe('scheduleWaves', () => {
   });
 
   it('puts a move that needs room freed by another in a later wave and says which', () => {
-    const state = stateOf(
-      cluster(
-        [host('a'), host('b', { vcpus: 4 }), host('c')],
-        [server('s1', 'a', { vcpus: 4 }), server('b1', 'b', { vcpus: 4 })],
-      ),
-    );
-    const moves = planned(state, [
-      ['b1', 'c'],
-      ['s1', 'b'],
-    ]);
+    const { state, moves } = roomFreedByB1();
     const waves = scheduleWaves(state, moves, { perHostOutgoing: 1, global: 10 });
     expect(waves.map((m) => m.wave)).toEqual([1, 2]);
     expect(waves[1]!.needs).toEqual([0]);
